@@ -1,0 +1,51 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "Strata",
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    products: [
+        .library(name: "Strata", targets: ["Strata"]),
+        .library(name: "StrataTesting", targets: ["StrataTesting"]),
+        .executable(name: "strata", targets: ["strata"]),
+        .executable(name: "strata-bench", targets: ["strata-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
+    ],
+    targets: [
+        .target(name: "Strata"),
+        .target(name: "StrataTesting", dependencies: ["Strata"]),
+        .executableTarget(
+            name: "strata",
+            dependencies: [
+                "Strata",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .executableTarget(
+            name: "strata-bench",
+            dependencies: [
+                "Strata",
+                .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
+            ]
+        ),
+        .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataTesting"]),
+    ]
+)
+
+// Every target gets the same upcoming features, as swift-log does.
+for target in package.targets where [.executable, .test, .regular].contains(target.type) {
+    var settings = target.swiftSettings ?? []
+    // SE-0335: existential types are spelled `any P`.
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    // SE-0444: a file sees only the members of modules it imports.
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    // SE-0409: imports are internal unless marked otherwise.
+    settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
+    // SE-0461: nonisolated async functions run on the caller's executor, so closures passed to
+    // `update(forKey:_:)` need not be `@Sendable`.
+    settings.append(.enableUpcomingFeature("NonisolatedNonsendingByDefault"))
+    target.swiftSettings = settings
+}

@@ -1,0 +1,133 @@
+/// Two storages layered: reads try the front, then the back, pulling a back hit forward; writes
+/// go to both.
+///
+/// Created by ``Storage/combined(with:)``. Writes go to the back (the source of truth) first and
+/// then to the front, so a failed back write leaves the front untouched. A backfill never
+/// overwrites a value that a concurrent write through this storage put in the front. Purge the
+/// front alone through ``front`` (for instance under memory pressure): the back keeps its values.
+/// Any task may use it.
+///
+/// ```swift
+/// let cache = MemoryStorage<String, City>()
+///     .combined(with: MemoryStorage<String, City>())
+///     .combined(with: remote)
+/// ```
+public struct CombinedStorage<Front: Storage, Back: Storage>: Storage
+where Front.Key == Back.Key, Front.Value == Back.Value, Front.Key: Hashable {
+    public typealias Key = Front.Key
+    public typealias Value = Front.Value
+
+    /// The faster layer, read first.
+    public let front: Front
+    /// The slower layer, read on a front miss.
+    public let back: Back
+    @usableFromInline let gate: WriteGate
+
+    @inlinable
+    init(front: Front, back: Back) {
+        self.front = front
+        self.back = back
+        self.gate = WriteGate()
+    }
+
+    /// Returns the front's value, or else the back's, which is then stored in the front.
+    ///
+    /// A failure to store the value in the front does not fail the read.
+    @inlinable
+    public func value(forKey key: Key) async throws(StorageError) -> Value? {
+        let stripe = gate.stripe(for: key)
+        let generation = gate.snapshot(stripe)
+        if let value = try await front.value(forKey: key) {
+            return value
+        }
+        guard let value = try await back.value(forKey: key) else { return nil }
+        // The read succeeded; a front that cannot take the value only costs a later miss.
+        try? await gate.backfill(stripe, ifUnchangedSince: generation) { () throws(StorageError) in
+            try await front.set(value, forKey: key)
+        }
+        return value
+    }
+
+    /// Stores `value` in the back, then in the front.
+    ///
+    /// If the front write fails after the back write succeeded, the front's old value is removed
+    /// so it cannot be read stale, and the front's error is thrown.
+    @inlinable
+    public func set(_ value: Value, forKey key: Key) async throws(StorageError) {
+        try await gate.write(gate.stripe(for: key)) { () throws(StorageError) in
+            try await back.set(value, forKey: key)
+            do throws(StorageError) {
+                try await front.set(value, forKey: key)
+            } catch {
+                try? await front.removeValue(forKey: key)
+                throw error
+            }
+        }
+    }
+
+    /// Removes the value from the back, then from the front.
+    @inlinable
+    public func removeValue(forKey key: Key) async throws(StorageError) {
+        try await gate.write(gate.stripe(for: key)) { () throws(StorageError) in
+            try await back.removeValue(forKey: key)
+            try await front.removeValue(forKey: key)
+        }
+    }
+}
+
+extension CombinedStorage: UpdatableStorage where Back: UpdatableStorage {
+    /// Updates the back atomically, then stores the result in the front.
+    @inlinable
+    public func update<Result>(
+        forKey key: Key,
+        _ body: (inout Value?) throws -> Result
+    ) async throws(StorageError) -> Result {
+        try await gate.write(gate.stripe(for: key)) { () throws(StorageError) -> Result in
+            var committed: Value?
+            let result = try await back.update(forKey: key) { (value: inout Value?) throws -> Result in
+                let result = try body(&value)
+                committed = value
+                return result
+            }
+            do throws(StorageError) {
+                if let committed {
+                    try await front.set(committed, forKey: key)
+                } else {
+                    try await front.removeValue(forKey: key)
+                }
+            } catch {
+                try? await front.removeValue(forKey: key)
+                throw error
+            }
+            return result
+        }
+    }
+}
+
+extension CombinedStorage: ClearableStorage where Front: ClearableStorage, Back: ClearableStorage {
+    /// Removes every value from the back, then from the front.
+    @inlinable
+    public func removeAll() async throws(StorageError) {
+        try await back.removeAll()
+        try await front.removeAll()
+        // A backfill that began before the clear must not refill the front after it.
+        gate.invalidateAll()
+    }
+}
+
+extension CombinedStorage: EnumerableStorage where Back: EnumerableStorage {
+    /// The back's keys: every key the combined storage can read.
+    @inlinable
+    public func keys() async throws(StorageError) -> [Key] {
+        try await back.keys()
+    }
+}
+
+extension Storage where Key: Hashable {
+    /// Returns a storage that reads this storage first and `back` on a miss (keeping what it finds
+    /// here), and writes both.
+    @inlinable
+    public func combined<Back: Storage<Key, Value>>(with back: Back) -> CombinedStorage<Self, Back> {
+        CombinedStorage(front: self, back: back)
+    }
+}

@@ -1,0 +1,82 @@
+/// A storage that reads a default value where its base has none.
+///
+/// Created by ``ReadableStorage/defaulting(to:)``. Only absence is replaced: a read that fails
+/// (a value that does not decode, an I/O error) still throws, so an update can never overwrite
+/// a damaged value with the default. Any task may use it.
+public struct DefaultingStorage<Base: ReadableStorage>: ReadableStorage {
+    public typealias Key = Base.Key
+    public typealias Value = Base.Value
+
+    /// The storage being read.
+    public let base: Base
+    /// The value read where the base has none.
+    public let defaultValue: Value
+
+    @inlinable
+    init(base: Base, defaultValue: Value) {
+        self.base = base
+        self.defaultValue = defaultValue
+    }
+
+    /// Returns the value for `key`, or ``defaultValue`` when there is none; never `nil`.
+    @inlinable
+    public func value(forKey key: Key) async throws(StorageError) -> Value? {
+        try await base.value(forKey: key) ?? defaultValue
+    }
+}
+
+extension DefaultingStorage: WritableStorage where Base: WritableStorage {
+    @inlinable
+    public func set(_ value: Value, forKey key: Key) async throws(StorageError) {
+        try await base.set(value, forKey: key)
+    }
+
+    @inlinable
+    public func removeValue(forKey key: Key) async throws(StorageError) {
+        try await base.removeValue(forKey: key)
+    }
+}
+
+extension DefaultingStorage: Storage where Base: Storage {}
+
+extension DefaultingStorage: UpdatableStorage where Base: UpdatableStorage {
+    @inlinable
+    public func update<Result>(
+        forKey key: Key,
+        _ body: (inout Value?) throws -> Result
+    ) async throws(StorageError) -> Result {
+        try await base.update(forKey: key) { (value: inout Value?) throws -> Result in
+            var current: Value? = value ?? defaultValue
+            let result = try body(&current)
+            value = current
+            return result
+        }
+    }
+
+    /// Changes the value for `key` atomically, starting from ``defaultValue`` when there is none.
+    ///
+    /// ```swift
+    /// try await lists.defaulting(to: []).update(forKey: "first") { $0.append(10) }
+    /// ```
+    @inlinable
+    @discardableResult
+    public func update<Result>(
+        forKey key: Key,
+        _ body: (inout Value) throws -> Result
+    ) async throws(StorageError) -> Result {
+        try await base.update(forKey: key) { (value: inout Value?) throws -> Result in
+            var current = value ?? defaultValue
+            let result = try body(&current)
+            value = current
+            return result
+        }
+    }
+}
+
+extension ReadableStorage {
+    /// Returns a storage that reads `defaultValue` where this one has no value.
+    @inlinable
+    public func defaulting(to defaultValue: Value) -> DefaultingStorage<Self> {
+        DefaultingStorage(base: self, defaultValue: defaultValue)
+    }
+}

@@ -1,0 +1,65 @@
+/// A storage that recovers from read failures with a closure.
+///
+/// Created by ``ReadableStorage/fallback(with:)``. Writes go to the base unchanged. Any task may
+/// use it.
+public struct FallbackStorage<Base: ReadableStorage>: ReadableStorage {
+    public typealias Key = Base.Key
+    public typealias Value = Base.Value
+
+    /// The storage being read.
+    public let base: Base
+    @usableFromInline let recover: @Sendable (StorageError) throws(StorageError) -> Value?
+
+    @inlinable
+    init(base: Base, recover: @escaping @Sendable (StorageError) throws(StorageError) -> Value?) {
+        self.base = base
+        self.recover = recover
+    }
+
+    @inlinable
+    public func value(forKey key: Key) async throws(StorageError) -> Value? {
+        do {
+            return try await base.value(forKey: key)
+        } catch {
+            return try recover(error)
+        }
+    }
+}
+
+extension FallbackStorage: WritableStorage where Base: WritableStorage {
+    @inlinable
+    public func set(_ value: Value, forKey key: Key) async throws(StorageError) {
+        try await base.set(value, forKey: key)
+    }
+
+    @inlinable
+    public func removeValue(forKey key: Key) async throws(StorageError) {
+        try await base.removeValue(forKey: key)
+    }
+}
+
+extension FallbackStorage: Storage where Base: Storage {}
+
+extension FallbackStorage: EnumerableStorage where Base: EnumerableStorage {
+    @inlinable
+    public func keys() async throws(StorageError) -> [Key] {
+        try await base.keys()
+    }
+}
+
+extension ReadableStorage {
+    /// Returns a storage that, when a read fails, asks `recover` for the value instead: it may
+    /// return a replacement, `nil` (absent), or throw.
+    ///
+    /// ```swift
+    /// let tolerant = prices.fallback { error in
+    ///     error.code == .decodingFailed ? nil : try { throw error }()
+    /// }
+    /// ```
+    @inlinable
+    public func fallback(
+        with recover: @escaping @Sendable (StorageError) throws(StorageError) -> Value?
+    ) -> FallbackStorage<Self> {
+        FallbackStorage(base: self, recover: recover)
+    }
+}

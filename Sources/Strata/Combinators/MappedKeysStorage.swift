@@ -1,0 +1,114 @@
+/// A storage whose keys are converted to its base's keys on every call.
+///
+/// Created by ``KeyValueStorage/mapKeys(_:)``. It can read, write, update and clear whenever its
+/// base can. Any task may use it.
+public struct MappedKeysStorage<Base: KeyValueStorage, Key: Sendable>: KeyValueStorage {
+    public typealias Value = Base.Value
+
+    /// The storage that holds the values.
+    public let base: Base
+    @usableFromInline let transform: @Sendable (Key) throws -> Base.Key
+
+    @inlinable
+    init(base: Base, transform: @escaping @Sendable (Key) throws -> Base.Key) {
+        self.base = base
+        self.transform = transform
+    }
+
+    @inlinable
+    func baseKey(for key: Key) throws(StorageError) -> Base.Key {
+        do {
+            return try transform(key)
+        } catch {
+            throw StorageError.wrapping(
+                error,
+                as: .invalidKey,
+                key: key,
+                storage: "MappedKeysStorage",
+                message: "the key could not be converted for the underlying storage"
+            )
+        }
+    }
+}
+
+extension MappedKeysStorage: ReadableStorage where Base: ReadableStorage {
+    @inlinable
+    public func value(forKey key: Key) async throws(StorageError) -> Value? {
+        try await base.value(forKey: baseKey(for: key))
+    }
+}
+
+extension MappedKeysStorage: WritableStorage where Base: WritableStorage {
+    @inlinable
+    public func set(_ value: Value, forKey key: Key) async throws(StorageError) {
+        try await base.set(value, forKey: baseKey(for: key))
+    }
+
+    @inlinable
+    public func removeValue(forKey key: Key) async throws(StorageError) {
+        try await base.removeValue(forKey: baseKey(for: key))
+    }
+}
+
+extension MappedKeysStorage: Storage where Base: Storage {}
+
+extension MappedKeysStorage: UpdatableStorage where Base: UpdatableStorage {
+    @inlinable
+    public func update<Result>(
+        forKey key: Key,
+        _ body: (inout Value?) throws -> Result
+    ) async throws(StorageError) -> Result {
+        try await base.update(forKey: baseKey(for: key), body)
+    }
+}
+
+extension MappedKeysStorage: ClearableStorage where Base: ClearableStorage {
+    @inlinable
+    public func removeAll() async throws(StorageError) {
+        try await base.removeAll()
+    }
+}
+
+extension KeyValueStorage {
+    /// Returns a storage keyed by `NewKey`, whose keys `transform` turns into this storage's keys.
+    ///
+    /// When `transform` throws, the call fails with ``StorageError/Code/invalidKey``.
+    ///
+    /// ```swift
+    /// let byID = files.mapKeys { (id: UUID) in id.uuidString }
+    /// ```
+    @inlinable
+    public func mapKeys<NewKey>(
+        _ transform: @escaping @Sendable (NewKey) throws -> Key
+    ) -> MappedKeysStorage<Self, NewKey> {
+        MappedKeysStorage(base: self, transform: transform)
+    }
+
+    /// Returns a storage keyed by a `RawRepresentable` type whose raw values are this storage's
+    /// keys, such as a `String` enum.
+    @inlinable
+    public func mapKeys<NewKey: RawRepresentable & Sendable>(
+        to type: NewKey.Type
+    ) -> MappedKeysStorage<Self, NewKey> where NewKey.RawValue == Key {
+        MappedKeysStorage(base: self) { $0.rawValue }
+    }
+}
+
+extension KeyValueStorage where Key: LosslessStringConvertible {
+    /// Returns a storage keyed by strings, converted to this storage's keys with
+    /// `Key.init(_:)`; a string that does not convert fails with ``StorageError/Code/invalidKey``.
+    @inlinable
+    public func usingStringKeys() -> MappedKeysStorage<Self, String> {
+        MappedKeysStorage(base: self) { string in
+            guard let key = Key(string) else {
+                throw StorageError(
+                    .invalidKey,
+                    key: string,
+                    storage: "MappedKeysStorage",
+                    message: "the string is not a valid \(Key.self)"
+                )
+            }
+            return key
+        }
+    }
+}

@@ -1,0 +1,153 @@
+/// A storage whose values are converted on the way in and out of its base.
+///
+/// Created by ``Storage/mapValues(reading:writing:)``, by the codecs (``Storage/json(_:encoder:decoder:)``
+/// and others) and, one way only, by ``ReadableStorage/mapValues(_:)``. A conversion that throws
+/// fails the call with ``StorageError/Code/decodingFailed`` when reading and
+/// ``StorageError/Code/encodingFailed`` when writing; the stored value is left as it was.
+/// Any task may use it.
+public struct MappedValuesStorage<Base: KeyValueStorage, Value: Sendable>: KeyValueStorage {
+    public typealias Key = Base.Key
+
+    /// The storage that holds the values.
+    public let base: Base
+    @usableFromInline let read: @Sendable (Base.Value) throws -> Value
+    @usableFromInline let write: @Sendable (Value) throws -> Base.Value
+
+    @inlinable
+    init(
+        base: Base,
+        read: @escaping @Sendable (Base.Value) throws -> Value,
+        write: @escaping @Sendable (Value) throws -> Base.Value
+    ) {
+        self.base = base
+        self.read = read
+        self.write = write
+    }
+
+    @inlinable
+    func decode(_ stored: Base.Value, key: Key) throws(StorageError) -> Value {
+        do {
+            return try read(stored)
+        } catch {
+            throw StorageError.wrapping(
+                error,
+                as: .decodingFailed,
+                key: key,
+                storage: "MappedValuesStorage",
+                message: "the stored value could not be converted to \(Value.self)"
+            )
+        }
+    }
+
+    @inlinable
+    func encode(_ value: Value, key: Key) throws(StorageError) -> Base.Value {
+        do {
+            return try write(value)
+        } catch {
+            throw StorageError.wrapping(
+                error,
+                as: .encodingFailed,
+                key: key,
+                storage: "MappedValuesStorage",
+                message: "the value could not be converted to \(Base.Value.self) for storing"
+            )
+        }
+    }
+}
+
+extension MappedValuesStorage: ReadableStorage where Base: ReadableStorage {
+    @inlinable
+    public func value(forKey key: Key) async throws(StorageError) -> Value? {
+        guard let stored = try await base.value(forKey: key) else { return nil }
+        return try decode(stored, key: key)
+    }
+}
+
+extension MappedValuesStorage: WritableStorage where Base: WritableStorage {
+    @inlinable
+    public func set(_ value: Value, forKey key: Key) async throws(StorageError) {
+        try await base.set(encode(value, key: key), forKey: key)
+    }
+
+    @inlinable
+    public func removeValue(forKey key: Key) async throws(StorageError) {
+        try await base.removeValue(forKey: key)
+    }
+}
+
+extension MappedValuesStorage: Storage where Base: Storage {}
+
+extension MappedValuesStorage: UpdatableStorage where Base: UpdatableStorage {
+    @inlinable
+    public func update<Result>(
+        forKey key: Key,
+        _ body: (inout Value?) throws -> Result
+    ) async throws(StorageError) -> Result {
+        try await base.update(forKey: key) { (stored: inout Base.Value?) throws -> Result in
+            var value = try stored.map { (stored) throws(StorageError) in try decode(stored, key: key) }
+            let result = try body(&value)
+            stored = try value.map { (value) throws(StorageError) in try encode(value, key: key) }
+            return result
+        }
+    }
+}
+
+extension MappedValuesStorage: EnumerableStorage where Base: EnumerableStorage {
+    @inlinable
+    public func keys() async throws(StorageError) -> [Key] {
+        try await base.keys()
+    }
+}
+
+extension MappedValuesStorage: ClearableStorage where Base: ClearableStorage {
+    @inlinable
+    public func removeAll() async throws(StorageError) {
+        try await base.removeAll()
+    }
+}
+
+extension Storage {
+    /// Returns a storage of `NewValue`s: `reading` converts each stored value on the way out and
+    /// `writing` converts each new value on the way in. Either may throw.
+    ///
+    /// ```swift
+    /// let images = files.mapValues(reading: { try Image(png: $0) }, writing: { try $0.pngData() })
+    /// ```
+    @inlinable
+    public func mapValues<NewValue>(
+        reading: @escaping @Sendable (Value) throws -> NewValue,
+        writing: @escaping @Sendable (NewValue) throws -> Value
+    ) -> MappedValuesStorage<Self, NewValue> {
+        MappedValuesStorage(base: self, read: reading, write: writing)
+    }
+}
+
+extension ReadableStorage {
+    /// Returns a read-only storage whose values are this storage's values converted by
+    /// `transform`, which may throw.
+    @inlinable
+    public func mapValues<NewValue>(
+        _ transform: @escaping @Sendable (Value) throws -> NewValue
+    ) -> MappedValuesStorage<ReadOnlyStorage<Self>, NewValue> {
+        MappedValuesStorage(base: readOnly(), read: transform) { _ in
+            throw StorageError(.unsupported, storage: "MappedValuesStorage", message: "the storage is read-only")
+        }
+    }
+}
+
+extension WritableStorage {
+    /// Returns a write-only storage that converts each new value with `transform`, which may
+    /// throw, before writing it here.
+    @inlinable
+    public func mapValues<NewValue>(
+        writing transform: @escaping @Sendable (NewValue) throws -> Value
+    ) -> MappedValuesStorage<WriteOnlyStorage<Self>, NewValue> {
+        MappedValuesStorage(
+            base: writeOnly(),
+            read: { _ in
+                throw StorageError(.unsupported, storage: "MappedValuesStorage", message: "the storage is write-only")
+            },
+            write: transform
+        )
+    }
+}

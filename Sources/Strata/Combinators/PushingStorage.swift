@@ -1,0 +1,63 @@
+/// A storage whose writes also go to a second storage, which is never read.
+///
+/// Created by ``WritableStorage/pushing(to:)``. A write goes to the back first, then to the front;
+/// reads (when the front can be read) come from the front alone. Any task may use it.
+///
+/// ```swift
+/// let audited = cache.pushing(to: auditLog.writeOnly())
+/// ```
+public struct PushingStorage<Front: WritableStorage, Back: WritableStorage>: WritableStorage
+where Front.Key == Back.Key, Front.Value == Back.Value, Front.Key: Hashable {
+    public typealias Key = Front.Key
+    public typealias Value = Front.Value
+
+    /// The layer written and, if readable, read.
+    public let front: Front
+    /// The layer every write is pushed to.
+    public let back: Back
+    @usableFromInline let gate: WriteGate
+
+    @inlinable
+    init(front: Front, back: Back) {
+        self.front = front
+        self.back = back
+        self.gate = WriteGate()
+    }
+
+    /// Stores `value` in the back, then in the front. Concurrent writes to one key reach both
+    /// layers in the same order.
+    @inlinable
+    public func set(_ value: Value, forKey key: Key) async throws(StorageError) {
+        try await gate.write(gate.stripe(for: key)) { () throws(StorageError) in
+            try await back.set(value, forKey: key)
+            try await front.set(value, forKey: key)
+        }
+    }
+
+    /// Removes the value from the back, then from the front.
+    @inlinable
+    public func removeValue(forKey key: Key) async throws(StorageError) {
+        try await gate.write(gate.stripe(for: key)) { () throws(StorageError) in
+            try await back.removeValue(forKey: key)
+            try await front.removeValue(forKey: key)
+        }
+    }
+}
+
+extension PushingStorage: ReadableStorage where Front: ReadableStorage {
+    /// Returns the front's value; the back is never read.
+    @inlinable
+    public func value(forKey key: Key) async throws(StorageError) -> Value? {
+        try await front.value(forKey: key)
+    }
+}
+
+extension PushingStorage: Storage where Front: Storage {}
+
+extension WritableStorage where Key: Hashable {
+    /// Returns a storage whose writes also go to `back`; reads come from this storage alone.
+    @inlinable
+    public func pushing<Back: WritableStorage<Key, Value>>(to back: Back) -> PushingStorage<Self, Back> {
+        PushingStorage(front: self, back: back)
+    }
+}

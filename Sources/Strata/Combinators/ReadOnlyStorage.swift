@@ -1,0 +1,36 @@
+/// A view of a storage that can only be read.
+///
+/// Created by ``ReadableStorage/readOnly()``; it composes like any other storage
+/// (``ReadableStorage/backed(by:)``, ``ReadableStorage/mapValues(_:)``). Any task may use it.
+public struct ReadOnlyStorage<Base: ReadableStorage>: ReadableStorage {
+    public typealias Key = Base.Key
+    public typealias Value = Base.Value
+
+    /// The storage being read.
+    public let base: Base
+
+    @inlinable
+    init(base: Base) {
+        self.base = base
+    }
+
+    @inlinable
+    public func value(forKey key: Key) async throws(StorageError) -> Value? {
+        try await base.value(forKey: key)
+    }
+}
+
+extension ReadOnlyStorage: EnumerableStorage where Base: EnumerableStorage {
+    @inlinable
+    public func keys() async throws(StorageError) -> [Key] {
+        try await base.keys()
+    }
+}
+
+extension ReadableStorage {
+    /// Returns a view of this storage that can only be read.
+    @inlinable
+    public func readOnly() -> ReadOnlyStorage<Self> {
+        ReadOnlyStorage(base: self)
+    }
+}

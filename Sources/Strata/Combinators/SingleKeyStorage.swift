@@ -1,0 +1,88 @@
+/// A storage of one value, kept in its base under a fixed key.
+///
+/// Created by ``KeyValueStorage/singleKey(_:)``. Its key type is `Void`; use ``value()``,
+/// ``set(_:)`` and ``removeValue()``. Any task may use it.
+///
+/// ```swift
+/// let settings = files.json(Settings.self).singleKey("settings")
+/// try await settings.set(Settings(theme: .dark))
+/// ```
+public struct SingleKeyStorage<Base: KeyValueStorage>: KeyValueStorage {
+    public typealias Key = Void
+    public typealias Value = Base.Value
+
+    /// The storage that holds the value.
+    public let base: Base
+    /// The key the value is kept under in ``base``.
+    public let key: Base.Key
+
+    @inlinable
+    init(base: Base, key: Base.Key) {
+        self.base = base
+        self.key = key
+    }
+}
+
+extension SingleKeyStorage: ReadableStorage where Base: ReadableStorage {
+    @inlinable
+    public func value(forKey key: Void) async throws(StorageError) -> Value? {
+        try await base.value(forKey: self.key)
+    }
+
+    /// Returns the value, or `nil` if there is none.
+    @inlinable
+    public func value() async throws(StorageError) -> Value? {
+        try await base.value(forKey: key)
+    }
+}
+
+extension SingleKeyStorage: WritableStorage where Base: WritableStorage {
+    @inlinable
+    public func set(_ value: Value, forKey key: Void) async throws(StorageError) {
+        try await base.set(value, forKey: self.key)
+    }
+
+    @inlinable
+    public func removeValue(forKey key: Void) async throws(StorageError) {
+        try await base.removeValue(forKey: self.key)
+    }
+
+    /// Stores `value`, replacing the one there.
+    @inlinable
+    public func set(_ value: Value) async throws(StorageError) {
+        try await base.set(value, forKey: key)
+    }
+
+    /// Removes the value.
+    @inlinable
+    public func removeValue() async throws(StorageError) {
+        try await base.removeValue(forKey: key)
+    }
+}
+
+extension SingleKeyStorage: Storage where Base: Storage {}
+
+extension SingleKeyStorage: UpdatableStorage where Base: UpdatableStorage {
+    @inlinable
+    public func update<Result>(
+        forKey key: Void,
+        _ body: (inout Value?) throws -> Result
+    ) async throws(StorageError) -> Result {
+        try await base.update(forKey: self.key, body)
+    }
+
+    /// Changes the value atomically; see ``UpdatableStorage/update(forKey:_:)``.
+    @inlinable
+    @discardableResult
+    public func update<Result>(_ body: (inout Value?) throws -> Result) async throws(StorageError) -> Result {
+        try await base.update(forKey: key, body)
+    }
+}
+
+extension KeyValueStorage {
+    /// Returns a storage of the single value kept here under `key`.
+    @inlinable
+    public func singleKey(_ key: Key) -> SingleKeyStorage<Self> {
+        SingleKeyStorage(base: self, key: key)
+    }
+}

@@ -1,0 +1,74 @@
+import Synchronization
+
+/// Keeps a layered storage's read-through backfill from overwriting a newer write.
+///
+/// Keys are spread over a fixed set of stripes by hash. Each stripe has an ``AsyncMutex`` that
+/// writers hold for their whole write (back, then front) and a generation that they bump just
+/// before releasing it. A reader notes the generation *before* it reads the front; it backfills
+/// only while holding the stripe's mutex and only if the generation has not moved, so a value
+/// read from the back before a write finished can never land in the front after that write.
+@usableFromInline
+final class WriteGate: Sendable {
+    @usableFromInline
+    final class Stripe: Sendable {
+        let generation = Atomic<UInt64>(0)
+        let mutex = AsyncMutex()
+
+        @usableFromInline
+        init() {}
+    }
+
+    @usableFromInline let stripes: [Stripe]
+
+    @usableFromInline
+    init(stripeCount: Int = 64) {
+        stripes = (0..<stripeCount).map { _ in Stripe() }
+    }
+
+    @usableFromInline
+    func stripe<Key: Hashable>(for key: Key) -> Stripe {
+        let hash = UInt(bitPattern: key.hashValue)
+        return stripes[Int(hash % UInt(stripes.count))]
+    }
+
+    /// The generation of `stripe`, read before a layered read begins.
+    @usableFromInline
+    func snapshot(_ stripe: Stripe) -> UInt64 {
+        stripe.generation.load(ordering: .acquiring)
+    }
+
+    /// Moves every stripe's generation, so no backfill begun before now can land.
+    @usableFromInline
+    func invalidateAll() {
+        for stripe in stripes {
+            stripe.generation.add(1, ordering: .releasing)
+        }
+    }
+
+    /// Runs a write to `stripe`'s keys with its mutex held, then bumps the generation.
+    @usableFromInline
+    func write<Result>(
+        _ stripe: Stripe,
+        _ body: () async throws(StorageError) -> Result
+    ) async throws(StorageError) -> Result {
+        await stripe.mutex.lock()
+        defer {
+            stripe.generation.add(1, ordering: .releasing)
+            stripe.mutex.unlock()
+        }
+        return try await body()
+    }
+
+    /// Runs `body` (a backfill) only if no write to `stripe` finished since `generation` was read.
+    @usableFromInline
+    func backfill(
+        _ stripe: Stripe,
+        ifUnchangedSince generation: UInt64,
+        _ body: () async throws(StorageError) -> Void
+    ) async throws(StorageError) {
+        await stripe.mutex.lock()
+        defer { stripe.mutex.unlock() }
+        guard stripe.generation.load(ordering: .acquiring) == generation else { return }
+        try await body()
+    }
+}

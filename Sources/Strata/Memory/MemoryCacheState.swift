@@ -1,0 +1,177 @@
+/// The state of a ``MemoryStorage``: entries in reusable slots, an index from key to slot, and an
+/// eviction queue. A pure value with no lock; ``MemoryStorage`` keeps it behind one.
+struct MemoryCacheState<Key: Hashable, Value, Queue: EvictionQueue> {
+    struct Entry {
+        var key: Key
+        var value: Value
+        var cost: Int
+        /// Seconds since the reference date after which the entry reads as absent; `.infinity`
+        /// for never.
+        var expiry: Double
+        /// Changes on every write, so `update` can tell whether the entry moved under it.
+        var version: UInt64
+    }
+
+    /// Values that left the cache during an operation, to be released after the lock is dropped
+    /// (a value's `deinit` may run arbitrary code).
+    struct Removed {
+        var first: Value?
+        var rest: [Value] = []
+
+        mutating func append(_ value: Value) {
+            if first == nil { first = value } else { rest.append(value) }
+        }
+    }
+
+    private(set) var slots: [Entry?] = []
+    private var freeSlots: [Int] = []
+    private(set) var index: [Key: Int] = [:]
+    private var queue: Queue
+    private var nextVersion: UInt64 = 1
+
+    let maximumCount: Int
+    let maximumCost: Int
+    private(set) var totalCost = 0
+    var statistics = MemoryStorageStatistics()
+
+    init(maximumCount: Int, maximumCost: Int, queue: Queue) {
+        self.maximumCount = maximumCount
+        self.maximumCost = maximumCost
+        self.queue = queue
+    }
+
+    var count: Int { index.count }
+
+    // MARK: Reading
+
+    /// Returns the live value for `key`, removing it if it has expired.
+    mutating func value(forKey key: Key, now: () -> Double, removed: inout Removed) -> Value? {
+        guard let slot = index[key] else {
+            statistics.misses &+= 1
+            return nil
+        }
+        let entry = slots[slot].unsafelyUnwrapped
+        if entry.expiry != .infinity, entry.expiry <= now() {
+            removed.append(remove(slot: slot))
+            statistics.expirations &+= 1
+            statistics.misses &+= 1
+            return nil
+        }
+        queue.recordAccess(of: slot)
+        statistics.hits &+= 1
+        return entry.value
+    }
+
+    /// Returns the live value and its version (0 when absent) without counting a hit or a miss.
+    mutating func versionedValue(forKey key: Key, now: Double, removed: inout Removed) -> (Value?, UInt64) {
+        guard let slot = index[key] else { return (nil, 0) }
+        let entry = slots[slot].unsafelyUnwrapped
+        if entry.expiry <= now {
+            removed.append(remove(slot: slot))
+            statistics.expirations &+= 1
+            return (nil, 0)
+        }
+        return (entry.value, entry.version)
+    }
+
+    func version(forKey key: Key, now: Double) -> UInt64 {
+        guard let slot = index[key], let entry = slots[slot], entry.expiry > now else { return 0 }
+        return entry.version
+    }
+
+    func liveKeys(now: Double) -> [Key] {
+        index.compactMap { key, slot in slots[slot].unsafelyUnwrapped.expiry > now ? key : nil }
+    }
+
+    // MARK: Writing
+
+    /// Stores `value`, then evicts until the limits hold. A value that alone exceeds the cost
+    /// limit is not kept; it also removes the older value for `key`, which would be stale.
+    mutating func set(_ value: Value, forKey key: Key, cost: Int, expiry: Double, removed: inout Removed) {
+        guard cost <= maximumCost else {
+            statistics.rejections &+= 1
+            if let slot = index[key] {
+                removed.append(remove(slot: slot))
+            }
+            return
+        }
+        let version = nextVersion
+        nextVersion &+= 1
+        if let slot = index[key] {
+            var entry = slots[slot].unsafelyUnwrapped
+            slots[slot] = nil
+            totalCost += cost - entry.cost
+            removed.append(entry.value)
+            entry.value = value
+            entry.cost = cost
+            entry.expiry = expiry
+            entry.version = version
+            slots[slot] = entry
+            queue.recordAccess(of: slot)
+        } else {
+            let entry = Entry(key: key, value: value, cost: cost, expiry: expiry, version: version)
+            let slot: Int
+            if let reused = freeSlots.popLast() {
+                slot = reused
+                slots[slot] = entry
+            } else {
+                slot = slots.count
+                slots.append(entry)
+            }
+            index[key] = slot
+            totalCost += cost
+            queue.recordInsertion(of: slot)
+        }
+        statistics.insertions &+= 1
+        evict(toCount: maximumCount, toCost: maximumCost, removed: &removed)
+    }
+
+    /// Removes the value for `key`, if any.
+    mutating func removeValue(forKey key: Key, removed: inout Removed) {
+        if let slot = index[key] {
+            removed.append(remove(slot: slot))
+        }
+    }
+
+    /// Evicts least valuable entries until at most `count` entries costing at most `cost` remain.
+    mutating func evict(toCount count: Int, toCost cost: Int, removed: inout Removed) {
+        while index.count > count || totalCost > cost, let slot = queue.victim() {
+            removed.append(remove(slot: slot))
+            statistics.evictions &+= 1
+        }
+    }
+
+    /// Removes every expired entry and returns how many there were.
+    mutating func removeExpired(now: Double, removed: inout Removed) -> Int {
+        var expired = 0
+        for slot in slots.indices {
+            if let entry = slots[slot], entry.expiry <= now {
+                removed.append(remove(slot: slot))
+                expired += 1
+            }
+        }
+        statistics.expirations &+= UInt64(expired)
+        return expired
+    }
+
+    /// Empties the cache and returns its values, to be released outside the lock.
+    mutating func removeAll() -> [Entry?] {
+        let old = slots
+        slots.removeAll()
+        freeSlots.removeAll()
+        index.removeAll()
+        queue.removeAll()
+        totalCost = 0
+        return old
+    }
+
+    private mutating func remove(slot: Int) -> Value {
+        let entry = slots[slot].unsafelyUnwrapped
+        slots[slot] = nil
+        freeSlots.append(slot)
+        index[entry.key] = nil
+        totalCost -= entry.cost
+        queue.recordRemoval(of: slot)
+        return entry.value
+    }
+}

@@ -1,0 +1,258 @@
+import Foundation
+
+/// A storage in memory with optional count and cost limits, least-recently-used eviction and
+/// time to live.
+///
+/// Reads and writes are O(1) under one lock and never hop to an actor, so a hit costs about as
+/// much as a dictionary lookup. Every method is synchronous; the same methods satisfy the async
+/// ``Storage`` protocols, so a `MemoryStorage` also works wherever a storage is expected.
+/// Any task may use it.
+///
+/// ```swift
+/// let cache = try MemoryStorage<String, Data>(maximumCount: 1_000, maximumCost: 10_000_000)
+/// cache.set(data, forKey: "avatar")
+/// let avatar = cache.value(forKey: "avatar")
+/// ```
+public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    private typealias State = MemoryCacheState<Key, Value, LRUQueue>
+
+    private let state: LockedState<State>
+    private let cost: @Sendable (Value) -> Int
+    private let clock: any StorageClock
+    /// The time to live given to values stored without one of their own, or `nil` for none.
+    public let defaultTimeToLive: Duration?
+    /// The largest number of entries kept, or `Int.max`.
+    public let maximumCount: Int
+    /// The largest total cost kept, or `Int.max`.
+    public let maximumCost: Int
+
+    /// Creates an unbounded storage whose values never expire.
+    public convenience init() {
+        self.init(unchecked: .max, maximumCost: .max, timeToLive: nil, clock: SystemClock(), cost: nil)
+    }
+
+    /// Creates a storage with the given limits.
+    ///
+    /// - Parameters:
+    ///   - maximumCount: The most entries kept; the least recently used are evicted beyond it.
+    ///   - maximumCost: The most total cost kept. A value whose cost alone exceeds it is not kept.
+    ///   - timeToLive: How long a value lives when `set` gives it no time of its own.
+    ///   - clock: The time source for expiry; inject a ``ManualClock`` in tests.
+    ///   - cost: A value's cost. By default a `Data` value costs its byte count, a `String` its
+    ///     UTF-8 length and any other value 1.
+    /// - Throws: ``StorageError/Code/invalidConfiguration`` when a limit or the time to live is zero
+    ///   or negative.
+    public convenience init(
+        maximumCount: Int? = nil,
+        maximumCost: Int? = nil,
+        timeToLive: Duration? = nil,
+        clock: any StorageClock = SystemClock(),
+        cost: (@Sendable (Value) -> Int)? = nil
+    ) throws(StorageError) {
+        func invalid(_ message: String) -> StorageError {
+            StorageError(.invalidConfiguration, storage: "MemoryStorage", message: message)
+        }
+        if let maximumCount, maximumCount <= 0 {
+            throw invalid("maximumCount must be positive, got \(maximumCount)")
+        }
+        if let maximumCost, maximumCost <= 0 {
+            throw invalid("maximumCost must be positive, got \(maximumCost)")
+        }
+        if let timeToLive, timeToLive <= .zero {
+            throw invalid("timeToLive must be positive, got \(timeToLive)")
+        }
+        self.init(
+            unchecked: maximumCount ?? .max,
+            maximumCost: maximumCost ?? .max,
+            timeToLive: timeToLive,
+            clock: clock,
+            cost: cost
+        )
+    }
+
+    private init(
+        unchecked maximumCount: Int,
+        maximumCost: Int,
+        timeToLive: Duration?,
+        clock: any StorageClock,
+        cost: (@Sendable (Value) -> Int)?
+    ) {
+        self.maximumCount = maximumCount
+        self.maximumCost = maximumCost
+        self.defaultTimeToLive = timeToLive
+        self.clock = clock
+        self.cost = cost ?? Self.defaultCost
+        self.state = LockedState(State(maximumCount: maximumCount, maximumCost: maximumCost, queue: LRUQueue()))
+    }
+
+    private static var defaultCost: @Sendable (Value) -> Int {
+        if let measure = { (data: Data) in data.count } as? @Sendable (Value) -> Int {
+            return measure
+        }
+        if let measure = { (string: String) in string.utf8.count } as? @Sendable (Value) -> Int {
+            return measure
+        }
+        return { _ in 1 }
+    }
+
+    private func now() -> Double {
+        clock.now().timeIntervalSinceReferenceDate
+    }
+
+    private func expiry(for timeToLive: Duration?) -> Double {
+        guard let timeToLive = timeToLive ?? defaultTimeToLive else { return .infinity }
+        return now() + timeToLive.timeInterval
+    }
+
+    // MARK: Reading
+
+    /// Returns the value for `key`, or `nil` if there is none or it has expired.
+    ///
+    /// A hit makes the entry the most recently used.
+    public func value(forKey key: Key) -> Value? {
+        var removed = State.Removed()
+        let value = state.withLock { $0.value(forKey: key, now: now, removed: &removed) }
+        _ = consume removed
+        return value
+    }
+
+    /// Whether a live value is stored for `key`. Does not count as a use.
+    public func containsValue(forKey key: Key) -> Bool {
+        let now = now()
+        return state.withLock { $0.version(forKey: key, now: now) != 0 }
+    }
+
+    /// Every key with a live value, in no particular order.
+    public func keys() -> [Key] {
+        let now = now()
+        return state.withLock { $0.liveKeys(now: now) }
+    }
+
+    /// The number of entries held, expired ones included until they are removed.
+    public var count: Int {
+        state.withLock { $0.count }
+    }
+
+    /// The total cost of the entries held.
+    public var totalCost: Int {
+        state.withLock { $0.totalCost }
+    }
+
+    /// What the storage has done so far: hits, misses, evictions, expirations and more.
+    public var statistics: MemoryStorageStatistics {
+        state.withLock { state in
+            var statistics = state.statistics
+            statistics.count = state.count
+            statistics.totalCost = state.totalCost
+            return statistics
+        }
+    }
+
+    // MARK: Writing
+
+    /// Stores `value` for `key` with the default time to live, evicting the least recently used
+    /// entries if a limit is passed.
+    ///
+    /// A value whose cost alone exceeds ``maximumCost`` is not kept (counted in
+    /// ``MemoryStorageStatistics/rejections``) and removes the older value for `key`; nothing else
+    /// is evicted and `set` does not fail.
+    public func set(_ value: Value, forKey key: Key) {
+        set(value, forKey: key, timeToLive: nil)
+    }
+
+    /// Stores `value` for `key`, expiring after `timeToLive` (or the default time to live when
+    /// `nil`).
+    public func set(_ value: Value, forKey key: Key, timeToLive: Duration?) {
+        let cost = cost(value)
+        let expiry = expiry(for: timeToLive)
+        var removed = State.Removed()
+        state.withLock { $0.set(value, forKey: key, cost: cost, expiry: expiry, removed: &removed) }
+        _ = consume removed
+    }
+
+    /// Removes the value for `key`, if any.
+    public func removeValue(forKey key: Key) {
+        var removed = State.Removed()
+        state.withLock { $0.removeValue(forKey: key, removed: &removed) }
+        _ = consume removed
+    }
+
+    /// Removes every value. Statistics are kept.
+    public func removeAll() {
+        let old = state.withLock { $0.removeAll() }
+        _ = consume old
+    }
+
+    /// Removes every expired value now rather than when it is next read, and returns how many
+    /// there were.
+    @discardableResult
+    public func removeExpired() -> Int {
+        let now = now()
+        var removed = State.Removed()
+        let count = state.withLock { $0.removeExpired(now: now, removed: &removed) }
+        _ = consume removed
+        return count
+    }
+
+    /// Evicts least recently used entries until the total cost is at most `cost`.
+    public func trim(toCost cost: Int) {
+        var removed = State.Removed()
+        state.withLock { $0.evict(toCount: .max, toCost: max(cost, 0), removed: &removed) }
+        _ = consume removed
+    }
+
+    /// Evicts least recently used entries until at most `count` remain.
+    public func trim(toCount count: Int) {
+        var removed = State.Removed()
+        state.withLock { $0.evict(toCount: max(count, 0), toCost: .max, removed: &removed) }
+        _ = consume removed
+    }
+
+    /// Reads the value for `key`, lets `body` change it and writes it back atomically; setting it
+    /// to `nil` removes it.
+    ///
+    /// `body` runs without the lock held; if another writer changed the key meanwhile, `body` runs
+    /// again on the newer value, so it should have no side effects.
+    ///
+    /// - Throws: ``StorageError/Code/updateAborted`` when `body` throws; nothing is written.
+    @discardableResult
+    public func update<Result>(
+        forKey key: Key,
+        _ body: (inout Value?) throws -> Result
+    ) throws(StorageError) -> Result {
+        while true {
+            var removed = State.Removed()
+            let now = now()
+            let (current, version) = state.withLock { $0.versionedValue(forKey: key, now: now, removed: &removed) }
+            var updated = current
+            let result: Result
+            do {
+                result = try body(&updated)
+            } catch {
+                throw StorageError.wrapping(
+                    error,
+                    as: .updateAborted,
+                    key: key,
+                    storage: "MemoryStorage",
+                    message: "the update closure threw; nothing was written"
+                )
+            }
+            let newCost = updated.map(cost)
+            let expiry = expiry(for: nil)
+            let committed = state.withLock { state in
+                guard state.version(forKey: key, now: now) == version else { return false }
+                if let updated, let newCost {
+                    state.set(updated, forKey: key, cost: newCost, expiry: expiry, removed: &removed)
+                } else {
+                    state.removeValue(forKey: key, removed: &removed)
+                }
+                return true
+            }
+            if committed {
+                return result
+            }
+        }
+    }
+}
+
+extension MemoryStorage: UpdatableStorage, EnumerableStorage, ClearableStorage {}

@@ -1,0 +1,103 @@
+/// The key and value types a storage deals in; refined by ``ReadableStorage`` and
+/// ``WritableStorage``, so that one combinator serves read-only, write-only and read-write bases.
+public protocol KeyValueStorage<Key, Value>: Sendable {
+    /// The type that names a value.
+    associatedtype Key: Sendable
+    /// The type of the stored values.
+    associatedtype Value: Sendable
+}
+
+/// A storage whose values can be read by key. Safe to call from any task.
+public protocol ReadableStorage<Key, Value>: KeyValueStorage {
+    associatedtype Key
+    associatedtype Value
+    /// Returns the value for `key`, or `nil` if there is none or it has expired.
+    ///
+    /// - Throws: ``StorageError`` when the value exists but cannot be read, such as
+    ///   ``StorageError/Code/decodingFailed`` or ``StorageError/Code/io``. Absence is never an error.
+    func value(forKey key: Key) async throws(StorageError) -> Value?
+}
+
+/// A storage that values can be written to and removed from by key. Safe to call from any task.
+public protocol WritableStorage<Key, Value>: KeyValueStorage {
+    associatedtype Key
+    associatedtype Value
+    /// Stores `value` for `key`, replacing any value already there.
+    ///
+    /// A cache may drop a value it cannot hold (for example one larger than its whole limit)
+    /// without failing; a store throws instead.
+    func set(_ value: Value, forKey key: Key) async throws(StorageError)
+
+    /// Removes the value for `key`. Removing an absent key does nothing and does not throw.
+    func removeValue(forKey key: Key) async throws(StorageError)
+}
+
+/// A storage that can be read and written by key. Safe to call from any task.
+///
+/// Take it generically (`some Storage<String, Data>`) where you can, so the optimizer sees
+/// through a chain of combinators; `any Storage<String, Data>` holds any backend when you need a
+/// heterogeneous list.
+public protocol Storage<Key, Value>: ReadableStorage, WritableStorage {}
+
+/// A storage that changes one key's value atomically: two concurrent updates never lose one
+/// another.
+public protocol UpdatableStorage<Key, Value>: Storage {
+    /// Reads the value for `key`, lets `body` change it, and writes the result back as one atomic
+    /// step; setting the value to `nil` removes it.
+    ///
+    /// `body` runs without any lock held. When another writer changes the same key while `body`
+    /// runs, the storage discards `body`'s result and runs it again on the newer value, so `body`
+    /// may run more than once and should have no side effects.
+    ///
+    /// - Returns: What `body` returned on the run that was committed.
+    /// - Throws: ``StorageError``; when `body` throws, code ``StorageError/Code/updateAborted``
+    ///   with the error as ``StorageError/underlying``, and nothing is written.
+    func update<Result>(
+        forKey key: Key,
+        _ body: (inout Value?) throws -> Result
+    ) async throws(StorageError) -> Result
+}
+
+/// A storage that can list the keys it holds.
+public protocol EnumerableStorage<Key, Value>: ReadableStorage {
+    /// Returns every key that currently has a value, in no particular order.
+    ///
+    /// Expired values that have not been removed yet are not listed.
+    func keys() async throws(StorageError) -> [Key]
+}
+
+/// A storage that can remove every value at once.
+public protocol ClearableStorage<Key, Value>: WritableStorage {
+    /// Removes every value.
+    func removeAll() async throws(StorageError)
+}
+
+extension UpdatableStorage {
+    /// Updates the value for `key`, starting from `defaultValue` when there is none.
+    ///
+    /// ```swift
+    /// try await counters.update(forKey: "visits", default: 0) { $0 += 1 }
+    /// ```
+    @discardableResult
+    public func update<Result>(
+        forKey key: Key,
+        default defaultValue: @autoclosure () -> Value,
+        _ body: (inout Value) throws -> Result
+    ) async throws(StorageError) -> Result {
+        try await update(forKey: key) { (value: inout Value?) throws -> Result in
+            var current = value ?? defaultValue()
+            let result = try body(&current)
+            value = current
+            return result
+        }
+    }
+}
+
+/// The name a storage reports in its errors: the type's name without generic arguments.
+func storageName(of type: Any.Type) -> String {
+    let name = String(describing: type)
+    if let bracket = name.firstIndex(of: "<") {
+        return String(name[..<bracket])
+    }
+    return name
+}

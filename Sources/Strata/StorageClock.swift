@@ -1,0 +1,50 @@
+public import Foundation
+
+/// Tells storages what time it is, so expiry can be tested without waiting.
+///
+/// Any task may use a clock; implementations must be thread-safe.
+public protocol StorageClock: Sendable {
+    /// The current time.
+    func now() -> Date
+}
+
+/// The system's wall clock.
+public struct SystemClock: StorageClock {
+    /// Creates the system clock.
+    public init() {}
+
+    @inlinable
+    public func now() -> Date { Date() }
+}
+
+/// A clock that stands still until you move it, for tests of expiry.
+///
+/// Any task may use it.
+public final class ManualClock: StorageClock, @unchecked Sendable {
+    // Safe: `current` is only read and written inside `lock`.
+    private let lock = Lock()
+    private var current: Date
+
+    /// Creates a clock reading `start`.
+    public init(start: Date = Date(timeIntervalSinceReferenceDate: 0)) {
+        current = start
+    }
+
+    public func now() -> Date {
+        lock.withLock { current }
+    }
+
+    /// Moves the clock forward by `duration`.
+    public func advance(by duration: Duration) {
+        lock.withLock { current += duration.timeInterval }
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `TimeInterval`.
+    @usableFromInline
+    var timeInterval: TimeInterval {
+        let (seconds, attoseconds) = components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    }
+}

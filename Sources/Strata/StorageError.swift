@@ -1,0 +1,110 @@
+/// The one error every Strata storage throws: a ``code`` to switch on, the key and storage
+/// involved, a message a person can act on, and the lower-level error that caused it.
+///
+/// Absence is not an error: reading a missing key returns `nil`. Any task may use a
+/// `StorageError`.
+public struct StorageError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong, in a form a caller can switch on.
+    ///
+    /// A struct rather than an enum, so that new codes break no caller's `switch`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's name, as printed in descriptions.
+        public let name: String
+
+        /// Creates a code with `name`. Storages outside Strata may define codes of their own.
+        public init(_ name: String) {
+            self.name = name
+        }
+
+        public var description: String { name }
+
+        /// A value that the operation required was absent (for example a non-optional read).
+        public static let notFound = Code("notFound")
+        /// The key cannot be used by this storage (empty, too long, or otherwise unusable).
+        public static let invalidKey = Code("invalidKey")
+        /// A value could not be encoded for storing; nothing was written.
+        public static let encodingFailed = Code("encodingFailed")
+        /// A stored value could not be decoded into the requested type; it was left in place.
+        public static let decodingFailed = Code("decodingFailed")
+        /// Stored data is damaged: a checksum, header or structure did not match.
+        public static let corrupted = Code("corrupted")
+        /// The operating system reported an input/output failure.
+        public static let io = Code("io")
+        /// A limit (size, count or cost) makes the operation impossible.
+        public static let capacityExceeded = Code("capacityExceeded")
+        /// The operation did not finish within its time limit.
+        public static let timedOut = Code("timedOut")
+        /// The source behind a storage or provider failed to produce a value.
+        public static let sourceFailed = Code("sourceFailed")
+        /// The storage was closed and accepts no more operations.
+        public static let closed = Code("closed")
+        /// The storage does not support this operation (for example writing to a read-only view).
+        public static let unsupported = Code("unsupported")
+        /// The closure given to `update(forKey:_:)` threw; nothing was written.
+        public static let updateAborted = Code("updateAborted")
+        /// The storage was configured with values it cannot work with.
+        public static let invalidConfiguration = Code("invalidConfiguration")
+        /// The task was cancelled before the operation finished.
+        public static let cancelled = Code("cancelled")
+    }
+
+    /// What went wrong.
+    public var code: Code
+    /// A description of the key involved, if one was.
+    public var key: String?
+    /// The name of the storage that threw, such as `"MemoryStorage"` or a name given at creation.
+    public var storage: String
+    /// What a person needs to know to act on the error.
+    public var message: String
+    /// The lower-level error that caused this one, such as a `DecodingError` or an `errno` error.
+    public var underlying: (any Error)?
+
+    /// Creates an error. `key` is described with `String(describing:)`.
+    public init(
+        _ code: Code,
+        key: (any Sendable)? = nil,
+        storage: String,
+        message: String,
+        underlying: (any Error)? = nil
+    ) {
+        self.code = code
+        self.key = key.map { String(describing: $0) }
+        self.storage = storage
+        self.message = message
+        self.underlying = underlying
+    }
+
+    public var description: String {
+        var text = "\(storage): \(code)"
+        if let key {
+            text += " for key '\(key)'"
+        }
+        text += ": \(message)"
+        if let underlying {
+            text += " (underlying: \(underlying))"
+        }
+        return text
+    }
+}
+
+extension StorageError {
+    /// Wraps any error as a `StorageError`: a `StorageError` passes through unchanged, a
+    /// `CancellationError` becomes ``Code/cancelled``, and anything else becomes `code` with the
+    /// error kept as ``underlying``.
+    @usableFromInline
+    package static func wrapping(
+        _ error: any Error,
+        as code: Code,
+        key: (any Sendable)?,
+        storage: String,
+        message: String
+    ) -> StorageError {
+        if let error = error as? StorageError {
+            return error
+        }
+        if error is CancellationError {
+            return StorageError(.cancelled, key: key, storage: storage, message: "the task was cancelled")
+        }
+        return StorageError(code, key: key, storage: storage, message: message, underlying: error)
+    }
+}
