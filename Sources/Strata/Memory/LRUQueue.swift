@@ -1,23 +1,32 @@
 /// The order in which a cache evicts its entries: the queue decides, the cache removes.
 ///
-/// Entries are named by their slot index in the cache; a slot index is reused after removal. A
-/// queue is a pure value with no lock of its own: the cache calls it under the cache's lock.
-protocol EvictionQueue {
-    /// Records that `slot` now holds a new entry.
-    mutating func recordInsertion(of slot: Int)
+/// Entries are named by their slot index in the cache; a slot index is reused after removal.
+/// `hash` is the entry's key hash, the same on every call for one key, for queues that keep
+/// frequencies or remember evicted keys. A queue has no lock of its own: the cache calls it only
+/// under the cache's lock. It is a class so the cache can hold any policy without copying it.
+protocol EvictionQueue: AnyObject {
+    /// Records that `slot` now holds a new entry whose key hashes to `hash`.
+    func recordInsertion(of slot: Int, hash: Int)
     /// Records a read or an overwrite of the entry in `slot`.
-    mutating func recordAccess(of slot: Int)
-    /// Records that the entry in `slot` is gone.
-    mutating func recordRemoval(of slot: Int)
-    /// The slot to evict next, or `nil` when the queue is empty.
+    func recordAccess(of slot: Int, hash: Int)
+    /// Records a read of a key that is not in the cache (a miss), for frequency-based policies.
+    func recordMiss(hash: Int)
+    /// Records that the entry in `slot` is gone, whether evicted, expired or removed.
+    func recordRemoval(of slot: Int)
+    /// The slot to evict next, or `nil` when the queue is empty. The cache removes it and then
+    /// calls ``recordRemoval(of:)``.
     func victim() -> Int?
     /// Forgets every entry.
-    mutating func removeAll()
+    func removeAll()
+}
+
+extension EvictionQueue {
+    func recordMiss(hash: Int) {}
 }
 
 /// Least-recently-used order as a doubly linked list threaded through two index arrays, so an
 /// access moves an entry to the front in O(1) without allocating.
-struct LRUQueue: EvictionQueue {
+final class LRUQueue: EvictionQueue {
     private var previous: [Int] = []
     private var next: [Int] = []
     /// Most recently used.
@@ -27,14 +36,14 @@ struct LRUQueue: EvictionQueue {
 
     init() {}
 
-    private mutating func ensureCapacity(for slot: Int) {
+    private func ensureCapacity(for slot: Int) {
         while previous.count <= slot {
             previous.append(-1)
             next.append(-1)
         }
     }
 
-    private mutating func unlink(_ slot: Int) {
+    private func unlink(_ slot: Int) {
         let before = previous[slot]
         let after = next[slot]
         if before >= 0 { next[before] = after } else { head = after }
@@ -43,7 +52,7 @@ struct LRUQueue: EvictionQueue {
         next[slot] = -1
     }
 
-    private mutating func pushFront(_ slot: Int) {
+    private func pushFront(_ slot: Int) {
         previous[slot] = -1
         next[slot] = head
         if head >= 0 { previous[head] = slot }
@@ -51,18 +60,18 @@ struct LRUQueue: EvictionQueue {
         if tail < 0 { tail = slot }
     }
 
-    mutating func recordInsertion(of slot: Int) {
+    func recordInsertion(of slot: Int, hash: Int) {
         ensureCapacity(for: slot)
         pushFront(slot)
     }
 
-    mutating func recordAccess(of slot: Int) {
+    func recordAccess(of slot: Int, hash: Int) {
         guard head != slot else { return }
         unlink(slot)
         pushFront(slot)
     }
 
-    mutating func recordRemoval(of slot: Int) {
+    func recordRemoval(of slot: Int) {
         unlink(slot)
     }
 
@@ -70,7 +79,7 @@ struct LRUQueue: EvictionQueue {
         tail >= 0 ? tail : nil
     }
 
-    mutating func removeAll() {
+    func removeAll() {
         previous.removeAll(keepingCapacity: true)
         next.removeAll(keepingCapacity: true)
         head = -1

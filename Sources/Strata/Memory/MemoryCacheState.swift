@@ -1,10 +1,12 @@
 /// The state of a ``MemoryStorage``: entries in reusable slots, an index from key to slot, and an
 /// eviction queue. A pure value with no lock; ``MemoryStorage`` keeps it behind one.
-struct MemoryCacheState<Key: Hashable, Value, Queue: EvictionQueue> {
+struct MemoryCacheState<Key: Hashable, Value> {
     struct Entry {
         var key: Key
         var value: Value
         var cost: Int
+        /// The key's hash, computed once, for the eviction queue.
+        var hash: Int
         /// Seconds since the reference date after which the entry reads as absent; `.infinity`
         /// for never.
         var expiry: Double
@@ -26,7 +28,7 @@ struct MemoryCacheState<Key: Hashable, Value, Queue: EvictionQueue> {
     private(set) var slots: [Entry?] = []
     private var freeSlots: [Int] = []
     private(set) var index: [Key: Int] = [:]
-    private var queue: Queue
+    private let queue: any EvictionQueue
     private var nextVersion: UInt64 = 1
 
     let maximumCount: Int
@@ -34,7 +36,7 @@ struct MemoryCacheState<Key: Hashable, Value, Queue: EvictionQueue> {
     private(set) var totalCost = 0
     var statistics = MemoryStorageStatistics()
 
-    init(maximumCount: Int, maximumCost: Int, queue: Queue) {
+    init(maximumCount: Int, maximumCost: Int, queue: any EvictionQueue) {
         self.maximumCount = maximumCount
         self.maximumCost = maximumCost
         self.queue = queue
@@ -48,6 +50,7 @@ struct MemoryCacheState<Key: Hashable, Value, Queue: EvictionQueue> {
     mutating func value(forKey key: Key, now: () -> Double, removed: inout Removed) -> Value? {
         guard let slot = index[key] else {
             statistics.misses &+= 1
+            queue.recordMiss(hash: key.hashValue)
             return nil
         }
         let entry = slots[slot].unsafelyUnwrapped
@@ -57,7 +60,7 @@ struct MemoryCacheState<Key: Hashable, Value, Queue: EvictionQueue> {
             statistics.misses &+= 1
             return nil
         }
-        queue.recordAccess(of: slot)
+        queue.recordAccess(of: slot, hash: entry.hash)
         statistics.hits &+= 1
         return entry.value
     }
@@ -107,9 +110,10 @@ struct MemoryCacheState<Key: Hashable, Value, Queue: EvictionQueue> {
             entry.expiry = expiry
             entry.version = version
             slots[slot] = entry
-            queue.recordAccess(of: slot)
+            queue.recordAccess(of: slot, hash: entry.hash)
         } else {
-            let entry = Entry(key: key, value: value, cost: cost, expiry: expiry, version: version)
+            let hash = key.hashValue
+            let entry = Entry(key: key, value: value, cost: cost, hash: hash, expiry: expiry, version: version)
             let slot: Int
             if let reused = freeSlots.popLast() {
                 slot = reused
@@ -120,7 +124,7 @@ struct MemoryCacheState<Key: Hashable, Value, Queue: EvictionQueue> {
             }
             index[key] = slot
             totalCost += cost
-            queue.recordInsertion(of: slot)
+            queue.recordInsertion(of: slot, hash: hash)
         }
         statistics.insertions &+= 1
         evict(toCount: maximumCount, toCost: maximumCost, removed: &removed)

@@ -14,7 +14,7 @@ import Foundation
 /// let avatar = cache.value(forKey: "avatar")
 /// ```
 public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    private typealias State = MemoryCacheState<Key, Value, LRUQueue>
+    private typealias State = MemoryCacheState<Key, Value>
 
     private let state: LockedState<State>
     private let cost: @Sendable (Value) -> Int
@@ -25,10 +25,19 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
     public let maximumCount: Int
     /// The largest total cost kept, or `Int.max`.
     public let maximumCost: Int
+    /// Which entries are evicted first when a limit is reached.
+    public let evictionPolicy: EvictionPolicy
 
     /// Creates an unbounded storage whose values never expire.
     public convenience init() {
-        self.init(unchecked: .max, maximumCost: .max, timeToLive: nil, clock: SystemClock(), cost: nil)
+        self.init(
+            unchecked: .max,
+            maximumCost: .max,
+            timeToLive: nil,
+            evictionPolicy: .default,
+            clock: SystemClock(),
+            cost: nil
+        )
     }
 
     /// Creates a storage with the given limits.
@@ -37,6 +46,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
     ///   - maximumCount: The most entries kept; the least recently used are evicted beyond it.
     ///   - maximumCost: The most total cost kept. A value whose cost alone exceeds it is not kept.
     ///   - timeToLive: How long a value lives when `set` gives it no time of its own.
+    ///   - evictionPolicy: Which entries go first when a limit is reached.
     ///   - clock: The time source for expiry; inject a ``ManualClock`` in tests.
     ///   - cost: A value's cost. By default a `Data` value costs its byte count, a `String` its
     ///     UTF-8 length and any other value 1.
@@ -46,6 +56,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         maximumCount: Int? = nil,
         maximumCost: Int? = nil,
         timeToLive: Duration? = nil,
+        evictionPolicy: EvictionPolicy = .default,
         clock: any StorageClock = SystemClock(),
         cost: (@Sendable (Value) -> Int)? = nil
     ) throws(StorageError) {
@@ -65,6 +76,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
             unchecked: maximumCount ?? .max,
             maximumCost: maximumCost ?? .max,
             timeToLive: timeToLive,
+            evictionPolicy: evictionPolicy,
             clock: clock,
             cost: cost
         )
@@ -74,15 +86,18 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         unchecked maximumCount: Int,
         maximumCost: Int,
         timeToLive: Duration?,
+        evictionPolicy: EvictionPolicy,
         clock: any StorageClock,
         cost: (@Sendable (Value) -> Int)?
     ) {
         self.maximumCount = maximumCount
+        self.evictionPolicy = evictionPolicy
         self.maximumCost = maximumCost
         self.defaultTimeToLive = timeToLive
         self.clock = clock
         self.cost = cost ?? Self.defaultCost
-        self.state = LockedState(State(maximumCount: maximumCount, maximumCost: maximumCost, queue: LRUQueue()))
+        let queue = evictionPolicy.makeQueue(capacity: maximumCount)
+        self.state = LockedState(State(maximumCount: maximumCount, maximumCost: maximumCost, queue: queue))
     }
 
     private static var defaultCost: @Sendable (Value) -> Int {
