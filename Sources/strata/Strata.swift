@@ -1,0 +1,10 @@
+import ArgumentParser
+
+@main
+struct StrataCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "strata",
+        abstract: "Store and cache values: the Strata command-line tool.",
+        subcommands: [Demo.self]
+    )
+}

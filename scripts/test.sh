@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Runs every check Strata's CI runs, on a fresh machine or a developer's:
+#   1. builds everything (library, tools, tests) and fails on any compiler warning in our code;
+#   2. runs the whole test suite;
+#   3. runs the concurrency stress tests again under ThreadSanitizer, failing on any report;
+#   4. checks formatting with swift format.
+# Usage: scripts/test.sh [--skip-tsan]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+skip_tsan=0
+for argument in "$@"; do
+    case "$argument" in
+    --skip-tsan) skip_tsan=1 ;;
+    *) echo "unknown option: $argument" >&2; exit 2 ;;
+    esac
+done
+
+log_dir=$(mktemp -d)
+trap 'rm -rf "$log_dir"' EXIT
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "Building (warnings in Sources/ or Tests/ fail the run)"
+swift build --build-tests 2>&1 | tee "$log_dir/build.log"
+if grep -E '^/.*/(Sources|Tests)/.*: warning:' "$log_dir/build.log" | grep -v '/.build' | sort -u >"$log_dir/warnings.txt" \
+    && [ -s "$log_dir/warnings.txt" ]; then
+    echo "Compiler warnings in the project's code:" >&2
+    cat "$log_dir/warnings.txt" >&2
+    exit 1
+fi
+
+step "Running the test suite"
+swift test --skip-build 2>&1 | tee "$log_dir/test.log"
+
+if [ "$skip_tsan" = 0 ]; then
+    step "Running the stress tests under ThreadSanitizer"
+    # halt_on_error stops the process at the first report; the grep catches a report even if
+    # the runner still prints that the tests passed.
+    set +e
+    TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
+        swift test --sanitize=thread --scratch-path .build-tsan --filter StressTests 2>&1 | tee "$log_dir/tsan.log"
+    status=${PIPESTATUS[0]}
+    set -e
+    if grep -q 'WARNING: ThreadSanitizer' "$log_dir/tsan.log"; then
+        echo "ThreadSanitizer reported a data race (see above)." >&2
+        exit 1
+    fi
+    if [ "$status" -ne 0 ]; then
+        echo "The stress tests failed under ThreadSanitizer (exit $status)." >&2
+        exit "$status"
+    fi
+fi
+
+step "Checking formatting"
+swift format lint --strict --recursive Sources Tests Package.swift
+
+step "All checks passed"
