@@ -77,6 +77,22 @@ struct MemoryCacheState<Key: Hashable, Value> {
         return (entry.value, entry.version)
     }
 
+    /// Records a use of `key` without counting a hit, and returns its value, if present.
+    mutating func recordAccess(forKey key: Key) -> Value? {
+        guard let slot = index[key] else { return nil }
+        let entry = slots[slot].unsafelyUnwrapped
+        queue.recordAccess(of: slot, hash: entry.hash)
+        return entry.value
+    }
+
+    /// Changes the value stored for `key` in place, without counting a write or changing recency.
+    mutating func modifyValue(forKey key: Key, _ body: (inout Value) -> Void) {
+        guard let slot = index[key], var entry = slots[slot] else { return }
+        slots[slot] = nil
+        body(&entry.value)
+        slots[slot] = entry
+    }
+
     func version(forKey key: Key, now: Double) -> UInt64 {
         guard let slot = index[key], let entry = slots[slot], entry.expiry > now else { return 0 }
         return entry.version

@@ -1,0 +1,259 @@
+import Foundation
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The manifest at the root of a disk folder.
+struct DiskManifest: Codable, Equatable {
+    static let formatName = "strata.disk"
+    static let currentVersion = 1
+
+    var format: String
+    var version: Int
+    var layout: String
+
+    static let current = DiskManifest(format: formatName, version: currentVersion, layout: "sha256-128/16x256")
+
+    /// Decodes a manifest, or says why the bytes are not one Strata can open.
+    static func decode(_ data: Data) throws(DiskManifestError) -> DiskManifest {
+        guard let manifest = try? JSONDecoder().decode(DiskManifest.self, from: data) else {
+            throw .unreadable
+        }
+        guard manifest.format == formatName else { throw .foreignFormat(manifest.format) }
+        guard manifest.version <= currentVersion else { throw .newerVersion(manifest.version) }
+        guard manifest.version >= 1 else { throw .unreadable }
+        return manifest
+    }
+}
+
+enum DiskManifestError: Error, Equatable, CustomStringConvertible {
+    case unreadable
+    case foreignFormat(String)
+    case newerVersion(Int)
+
+    var description: String {
+        switch self {
+        case .unreadable: "the manifest is not valid JSON of the expected shape"
+        case .foreignFormat(let format): "the manifest names format '\(format)', not '\(DiskManifest.formatName)'"
+        case .newerVersion(let version):
+            "the folder has format version \(version); this build reads up to \(DiskManifest.currentVersion)"
+        }
+    }
+}
+
+extension DiskStorage {
+    /// A record file found while opening the folder.
+    private struct Scanned {
+        var key: String
+        var relativePath: String
+        var size: Int
+        var modified: Double
+        var created: Double
+        var expiry: Double
+    }
+
+    private func isHex(_ name: Substring) -> Bool {
+        name.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
+    /// Whether `name` names a record file: 32 hex digits, optionally `-` and a probe number.
+    func isRecordName(_ name: String) -> Bool {
+        let parts = name.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let digest = parts.first, digest.utf8.count == 32, isHex(digest) else { return false }
+        guard parts.count == 2 else { return true }
+        return !parts[1].isEmpty && parts[1].utf8.allSatisfy { (48...57).contains($0) }
+    }
+
+    /// Calls `body` with the relative path of every record file in the folder.
+    func forEachRecordFile(_ body: (String) throws(SystemCallError) -> Void) throws(SystemCallError) {
+        for first in try SystemCalls.contents(of: root) ?? [] where first.utf8.count == 1 && isHex(first[...]) {
+            for second in try SystemCalls.contents(of: root + "/" + first) ?? []
+            where second.utf8.count == 2 && isHex(second[...]) {
+                let folder = first + "/" + second
+                for file in try SystemCalls.contents(of: root + "/" + folder) ?? [] {
+                    if file.hasPrefix(Self.temporaryPrefix) {
+                        removeStaleTemporaryFile(folder + "/" + file)
+                    } else if isRecordName(file) {
+                        try body(folder + "/" + file)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Removes a temporary file left by a process that no longer runs (one that crashed
+    /// mid-write); another live process's file is left alone.
+    private func removeStaleTemporaryFile(_ relativePath: String) {
+        let name = relativePath.split(separator: "/").last ?? ""
+        let fields = name.dropFirst(Self.temporaryPrefix.count).split(separator: "-")
+        if let pid = fields.first.flatMap({ Int32($0) }), SystemCalls.processExists(pid),
+            pid != SystemCalls.currentProcessID
+        {
+            return
+        }
+        if let pid = fields.first.flatMap({ Int32($0) }), pid == SystemCalls.currentProcessID { return }
+        _ = try? SystemCalls.remove(absolutePath(relativePath))
+    }
+
+    func writeManifest() throws(SystemCallError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let data = (try? encoder.encode(DiskManifest.current)) ?? Data()
+        let path = root + "/" + Self.manifestName
+        let temporary = root + "/" + Self.temporaryPrefix + "manifest-\(SystemCalls.currentProcessID)"
+        let result = data.withUnsafeBytes { bytes in
+            Result { () throws(SystemCallError) in
+                try SystemCalls.writeAtomically(
+                    [bytes],
+                    to: path,
+                    temporaryPath: temporary,
+                    folder: root,
+                    permissions: mode_t(options.filePermissions),
+                    durable: options.isDurable
+                )
+            }
+        }
+        try result.get()
+    }
+
+    /// Checks the manifest (writing one into a new or empty folder), then builds the index from
+    /// the record files' headers.
+    func openFolder() throws(StorageError) {
+        let manifestPath = root + "/" + Self.manifestName
+        do {
+            if let manifest = try SystemCalls.readFile(manifestPath) {
+                do {
+                    _ = try DiskManifest.decode(Data(manifest.bytes))
+                } catch {
+                    if case .newerVersion = error {
+                        throw StorageError(.unsupported, storage: "DiskStorage", message: "\(root): \(error)")
+                    }
+                    throw StorageError(
+                        .invalidConfiguration,
+                        storage: "DiskStorage",
+                        message: "\(root) is not a Strata disk folder: \(error)",
+                        underlying: error
+                    )
+                }
+            } else {
+                let existing = try SystemCalls.contents(of: root)
+                if let existing, !existing.isEmpty {
+                    throw StorageError(
+                        .invalidConfiguration,
+                        storage: "DiskStorage",
+                        message: "\(root) holds \(existing.count) entries but no \(Self.manifestName): "
+                            + "it is not a Strata disk folder, so nothing was changed"
+                    )
+                }
+                try SystemCalls.makeFolders(root, permissions: mode_t(options.folderPermissions))
+                try writeManifest()
+            }
+        } catch let error as SystemCallError {
+            throw StorageError(.io, storage: "DiskStorage", message: "cannot open \(root): \(error)", underlying: error)
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError(.io, storage: "DiskStorage", message: "cannot open \(root): \(error)", underlying: error)
+        }
+        try buildIndex()
+    }
+
+    private func buildIndex() throws(StorageError) {
+        let now = options.clock.now().timeIntervalSince1970
+        var scanned: [Scanned] = []
+        var damaged: UInt64 = 0
+        do {
+            try forEachRecordFile { (relativePath) throws(SystemCallError) in
+                let path = absolutePath(relativePath)
+                guard let prefix = try SystemCalls.readFile(path, limit: 4096) else { return }
+                do {
+                    var header: DiskRecordHeader
+                    let needed = try DiskRecordHeader.requiredSize(forPrefix: prefix.bytes)
+                    if needed > prefix.count, let longer = try SystemCalls.readFile(path, limit: needed) {
+                        header = try DiskRecordHeader.decode(longer.bytes)
+                    } else {
+                        header = try DiskRecordHeader.decode(prefix.bytes)
+                    }
+                    guard prefix.fileSize == header.size + header.payloadLength else {
+                        throw DiskRecordError.truncated
+                    }
+                    if header.expiry <= now {
+                        try SystemCalls.remove(path)
+                        return
+                    }
+                    scanned.append(
+                        Scanned(
+                            key: header.key,
+                            relativePath: relativePath,
+                            size: prefix.fileSize,
+                            modified: prefix.modified,
+                            created: header.created,
+                            expiry: header.expiry
+                        )
+                    )
+                } catch let error as DiskRecordError {
+                    damaged += 1
+                    if options.mode == .cache, error != .newerFormat(0) {
+                        try SystemCalls.remove(path)
+                    }
+                } catch {
+                    damaged += 1
+                }
+            }
+        } catch {
+            throw StorageError(.io, storage: "DiskStorage", message: "cannot read \(root): \(error)", underlying: error)
+        }
+        // Oldest first, so the most recently used end up most recent in the index.
+        scanned.sort { $0.modified < $1.modified }
+        var removed = Removed()
+        var duplicates: [String] = []
+        state.withLock { state in
+            state.statistics.damagedFiles = damaged
+            for record in scanned {
+                if let previous = state.cache.recordAccess(forKey: record.key) {
+                    // The same key in two files (a collision chain interrupted by a crash): keep
+                    // the newer one.
+                    duplicates.append(previous.relativePath)
+                    state.owners[previous.relativePath] = nil
+                }
+                let entry = Entry(relativePath: record.relativePath, size: record.size, touched: record.modified)
+                state.cache.set(entry, forKey: record.key, cost: record.size, expiry: record.expiry, removed: &removed)
+                state.owners[record.relativePath] = record.key
+            }
+            state.cache.statistics = MemoryStorageStatistics()
+        }
+        for path in duplicates {
+            _ = try? SystemCalls.remove(absolutePath(path))
+        }
+        evict(removed)
+    }
+
+    /// Reads every value file in the folder and checks it against its checksums.
+    ///
+    /// Nothing is changed, in either mode: use it to find damage before deciding what to do.
+    ///
+    /// - Throws: ``StorageError/Code/io`` when the folder cannot be listed.
+    public func verify() throws(StorageError) -> VerificationReport {
+        var report = VerificationReport()
+        do throws(SystemCallError) {
+            try forEachRecordFile { (relativePath) throws(SystemCallError) in
+                let path = absolutePath(relativePath)
+                guard let file = try SystemCalls.readFile(path) else { return }
+                report.checkedFiles += 1
+                do throws(DiskRecordError) {
+                    _ = try DiskRecordHeader.decodeRecord(file.bytes)
+                } catch {
+                    report.damagedFiles.append(.init(path: path, reason: error.description))
+                }
+            }
+        } catch {
+            throw StorageError(.io, storage: "DiskStorage", message: "cannot verify \(root): \(error)", underlying: error)
+        }
+        return report
+    }
+}

@@ -1,0 +1,681 @@
+public import Foundation
+import Synchronization
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A storage of `Data` in files: atomic writes, checksummed values, byte and count limits with
+/// least-recently-used eviction, and keys that can never name a path outside its folder.
+///
+/// Each value lives in its own file, named by a 128-bit SHA-256 digest of its key and sharded
+/// 16 × 256 folders deep; the file's header holds the key, times, lengths and checksums, so keys
+/// can be listed and damage detected (see `DiskRecord.swift` for the layout). Writes go to a
+/// temporary file that is renamed over the old one, so a reader sees the old value or the new one,
+/// never a mix, even after `kill -9`. A manifest at the root records the format.
+///
+/// The index of keys, sizes and recency is built in memory when the folder is opened; no write
+/// scans the folder. Recency survives a restart through the files' modification times, refreshed
+/// by reads at most once per ``Options/recencyResolution``.
+///
+/// Every method is synchronous and does its I/O on the calling thread; the same methods satisfy
+/// the async ``Storage`` protocols. Any task or thread may use it; several processes may share a
+/// folder without ever reading a torn or wrong value (each keeps its own index, so limits are
+/// enforced per process).
+///
+/// ```swift
+/// let cities = try DiskStorage(folder: "cities", in: .caches).json(City.self)
+/// try await cities.set(kharkiv, forKey: "kharkiv")
+/// ```
+public final class DiskStorage: Sendable {
+    /// An entry of the in-memory index.
+    struct Entry {
+        /// The file's path relative to the root, such as `a/bc/abc…`.
+        var relativePath: String
+        /// The file's size, header included.
+        var size: Int
+        /// The file's modification time as last set, seconds since 1970.
+        var touched: Double
+    }
+
+    struct State {
+        var cache: MemoryCacheState<String, Entry>
+        /// Which key owns each file path, to resolve hash collisions without reading files.
+        var owners: [String: String] = [:]
+        var statistics = Statistics()
+    }
+
+    typealias Removed = MemoryCacheState<String, Entry>.Removed
+
+    static let manifestName = "strata-disk.json"
+    static let temporaryPrefix = ".tmp-"
+
+    /// The folder holding the values.
+    public let url: URL
+    /// The options the storage was opened with.
+    public let options: Options
+    let root: String
+    let state: LockedState<State>
+    /// Writers of keys whose digests share a first byte take the same lock, for the rename and
+    /// the index update together; readers never take it.
+    private let stripes: [Lock]
+    private let temporaryCounter = Atomic<UInt64>(0)
+    private let name: String
+
+    /// Opens (creating if needed) the folder `folder` inside `location`.
+    ///
+    /// - Throws: ``StorageError`` code ``StorageError/Code/invalidConfiguration`` when the folder
+    ///   holds files but is not a Strata folder or an option is out of range,
+    ///   ``StorageError/Code/unsupported`` when a newer format wrote it, ``StorageError/Code/io``
+    ///   when it cannot be created or read. Nothing in the folder is changed on failure.
+    public convenience init(
+        folder: String,
+        in location: Location = .caches,
+        options: Options = Options()
+    ) throws(StorageError) {
+        guard !folder.isEmpty, !folder.split(separator: "/").contains(where: { $0 == ".." }) else {
+            throw StorageError(
+                .invalidConfiguration,
+                storage: "DiskStorage",
+                message: "the folder name '\(folder)' is empty or leaves its location"
+            )
+        }
+        try self.init(url: location.url().appendingPathComponent(folder, isDirectory: true), options: options)
+    }
+
+    /// Opens (creating if needed) the folder at `url`.
+    ///
+    /// - Throws: as ``init(folder:in:options:)``.
+    public init(url: URL, options: Options = Options()) throws(StorageError) {
+        self.url = url
+        self.options = options
+        self.root = url.standardizedFileURL.path
+        self.name = "DiskStorage"
+        self.stripes = (0..<64).map { _ in Lock() }
+        func invalid(_ message: String) -> StorageError {
+            StorageError(.invalidConfiguration, storage: "DiskStorage", message: message)
+        }
+        if let limit = options.maximumByteCount, limit <= 0 {
+            throw invalid("maximumByteCount must be positive, got \(limit)")
+        }
+        if let limit = options.maximumCount, limit <= 0 {
+            throw invalid("maximumCount must be positive, got \(limit)")
+        }
+        if let timeToLive = options.timeToLive, timeToLive <= .zero {
+            throw invalid("timeToLive must be positive, got \(timeToLive)")
+        }
+        let maximumCount = options.maximumCount ?? .max
+        state = LockedState(
+            State(
+                cache: MemoryCacheState(
+                    maximumCount: maximumCount,
+                    maximumCost: options.maximumByteCount ?? .max,
+                    queue: options.evictionPolicy.makeQueue(capacity: maximumCount)
+                )
+            )
+        )
+        try openFolder()
+    }
+
+    // MARK: Names and paths
+
+    /// The key as stored: NFC-normalized, so keys Swift considers equal share one file.
+    func normalizedKey(_ key: String) throws(StorageError) -> String {
+        let normalized = key.precomposedStringWithCanonicalMapping
+        guard normalized.utf8.count <= DiskRecordHeader.maximumKeyLength else {
+            throw StorageError(
+                .invalidKey,
+                key: String(key.prefix(64)) + "…",
+                storage: name,
+                message: "the key is \(normalized.utf8.count) bytes; at most \(DiskRecordHeader.maximumKeyLength) fit"
+            )
+        }
+        return normalized
+    }
+
+    /// The hexadecimal digest naming `key`'s file: 32 characters, 128 bits.
+    func digest(of key: String) -> String {
+        let bytes = options.keyDigest?(key) ?? SHA256.hash(key.utf8)
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        var characters: [UInt8] = []
+        characters.reserveCapacity(32)
+        for byte in bytes.prefix(16) {
+            characters.append(hex[Int(byte >> 4)])
+            characters.append(hex[Int(byte & 0x0f)])
+        }
+        while characters.count < 32 { characters.append(UInt8(ascii: "0")) }
+        return String(decoding: characters, as: UTF8.self)
+    }
+
+    /// The relative path of probe `probe` for `digest`: `d/ig/digest` or `d/ig/digest-probe`.
+    func relativePath(digest: String, probe: Int) -> String {
+        let utf8 = Array(digest.utf8)
+        let first = String(decoding: utf8[0..<1], as: UTF8.self)
+        let second = String(decoding: utf8[1..<3], as: UTF8.self)
+        let file = probe == 0 ? digest : "\(digest)-\(probe)"
+        return "\(first)/\(second)/\(file)"
+    }
+
+    func absolutePath(_ relativePath: String) -> String {
+        root + "/" + relativePath
+    }
+
+    private func stripe(for digest: String) -> Lock {
+        let byte = digest.utf8.prefix(2).reduce(0) { $0 &* 16 &+ Int(hexValue($1)) }
+        return stripes[byte % stripes.count]
+    }
+
+    private func hexValue(_ character: UInt8) -> UInt8 {
+        switch character {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
+        default: 0
+        }
+    }
+
+    private func now() -> Double {
+        options.clock.now().timeIntervalSince1970
+    }
+
+    private func ioError(_ error: SystemCallError, key: String?, _ message: String) -> StorageError {
+        StorageError(.io, key: key, storage: name, message: "\(message): \(error)", underlying: error)
+    }
+
+    // MARK: Reading
+
+    /// A record read from disk and checked.
+    private struct Found {
+        var header: DiskRecordHeader
+        var relativePath: String
+        var file: FileBytes
+        var payload: Range<Int>
+    }
+
+    /// Finds and checks `key`'s file, following hash-collision probes. Damaged files are
+    /// removed in cache mode and thrown about in store mode.
+    private func find(_ key: String, digest: String) throws(StorageError) -> Found? {
+        var probe = 0
+        while true {
+            let relativePath = relativePath(digest: digest, probe: probe)
+            let path = absolutePath(relativePath)
+            let file: FileBytes
+            do {
+                guard let read = try SystemCalls.readFile(path) else { return nil }
+                file = read
+            } catch {
+                throw ioError(error, key: key, "cannot read \(path)")
+            }
+            do {
+                let (header, payload) = try DiskRecordHeader.decodeRecord(file.bytes)
+                if header.key == key {
+                    return Found(header: header, relativePath: relativePath, file: file, payload: payload)
+                }
+                probe += 1
+            } catch {
+                try handleDamage(error, key: key, relativePath: relativePath)
+                return nil
+            }
+        }
+    }
+
+    /// Drops a damaged file in cache mode, or reports it in store mode.
+    private func handleDamage(_ error: DiskRecordError, key: String, relativePath: String) throws(StorageError) {
+        let path = absolutePath(relativePath)
+        guard options.mode == .cache else {
+            if case .newerFormat = error {
+                throw StorageError(.unsupported, key: key, storage: name, message: "\(path): \(error)", underlying: error)
+            }
+            throw StorageError(.corrupted, key: key, storage: name, message: "\(path): \(error)", underlying: error)
+        }
+        _ = try? SystemCalls.remove(path)
+        var removed = Removed()
+        state.withLock { state in
+            state.statistics.damagedFiles &+= 1
+            if let owner = state.owners.removeValue(forKey: relativePath) {
+                state.cache.removeValue(forKey: owner, removed: &removed)
+            }
+        }
+    }
+
+    /// Returns the value for `key`, or `nil` if there is none or it has expired.
+    ///
+    /// - Throws: ``StorageError`` code ``StorageError/Code/io`` when the file cannot be read,
+    ///   ``StorageError/Code/corrupted`` for a damaged file in store mode,
+    ///   ``StorageError/Code/invalidKey`` for a key over 1 MiB.
+    public func value(forKey key: String) throws(StorageError) -> Data? {
+        let key = try normalizedKey(key)
+        let digest = digest(of: key)
+        guard let found = try find(key, digest: digest) else {
+            forget(key, countingMiss: true)
+            return nil
+        }
+        let now = now()
+        if found.header.expiry <= now {
+            try removeExpired(key, digest: digest, found: found)
+            return nil
+        }
+        let size = found.file.bytes.count
+        let shouldTouch = state.withLock { state -> Bool in
+            state.statistics.hits &+= 1
+            if let entry = state.cache.recordAccess(forKey: key) {
+                return now - entry.touched > options.recencyResolution.timeInterval
+            }
+            // Written by another process: take it into the index.
+            var removed = Removed()
+            let entry = Entry(relativePath: found.relativePath, size: size, touched: found.file.modified)
+            state.cache.set(entry, forKey: key, cost: size, expiry: found.header.expiry, removed: &removed)
+            state.owners[found.relativePath] = key
+            return false
+        }
+        if shouldTouch {
+            SystemCalls.touch(absolutePath(found.relativePath), at: now)
+            state.withLock { state in state.cache.modifyValue(forKey: key) { $0.touched = now } }
+        }
+        let file = found.file
+        let payload = found.payload
+        guard !payload.isEmpty, let base = file.buffer.baseAddress else { return Data() }
+        return Data(
+            bytesNoCopy: base + payload.lowerBound,
+            count: payload.count,
+            deallocator: .custom { _, _ in withExtendedLifetime(file) {} }
+        )
+    }
+
+    private func forget(_ key: String, countingMiss: Bool) {
+        var removed = Removed()
+        state.withLock { state in
+            if countingMiss { state.statistics.misses &+= 1 }
+            if let entry = state.cache.recordAccess(forKey: key) {
+                state.owners[entry.relativePath] = nil
+                state.cache.removeValue(forKey: key, removed: &removed)
+            }
+        }
+    }
+
+    private func removeExpired(_ key: String, digest: String, found: Found) throws(StorageError) {
+        let path = absolutePath(found.relativePath)
+        try stripe(for: digest).withLock { () throws(StorageError) in
+            // Remove only the file that expired, not one a writer has just replaced it with.
+            if let current = try? SystemCalls.readFile(path, limit: found.header.size),
+                let header = try? DiskRecordHeader.decode(current.bytes),
+                header == found.header
+            {
+                try removeFile(relativePath: found.relativePath, digest: digest, key: key)
+            }
+        }
+        state.withLock { state in
+            state.statistics.misses &+= 1
+            state.cache.statistics.expirations &+= 1
+        }
+        forget(key, countingMiss: false)
+    }
+
+    /// Whether a live value is stored for `key`.
+    public func containsValue(forKey key: String) throws(StorageError) -> Bool {
+        try value(forKey: key) != nil
+    }
+
+    /// The keys of every live value this process knows of (those in its index), in no
+    /// particular order.
+    public func keys() -> [String] {
+        let now = now()
+        return state.withLock { $0.cache.liveKeys(now: now) }
+    }
+
+    /// The number of values in the index.
+    public var count: Int {
+        state.withLock { $0.cache.count }
+    }
+
+    /// The bytes taken by the value files in the index, headers included.
+    public var totalSize: Int {
+        state.withLock { $0.cache.totalCost }
+    }
+
+    /// What the storage has done since it was opened.
+    public var statistics: Statistics {
+        state.withLock { state in
+            var statistics = state.statistics
+            statistics.evictions = state.cache.statistics.evictions
+            statistics.expirations = state.cache.statistics.expirations
+            statistics.rejections = state.cache.statistics.rejections + statistics.rejections
+            statistics.count = state.cache.count
+            statistics.totalSize = state.cache.totalCost
+            return statistics
+        }
+    }
+
+    // MARK: Writing
+
+    /// Stores `value` for `key` with the default time to live.
+    ///
+    /// - Throws: ``StorageError`` code ``StorageError/Code/io`` with the system's reason (a full
+    ///   disk, a read-only folder), ``StorageError/Code/capacityExceeded`` in store mode when a
+    ///   limit would be passed, ``StorageError/Code/invalidKey`` for a key over 1 MiB. On failure
+    ///   the old value is left as it was and no partial file remains.
+    public func set(_ value: Data, forKey key: String) throws(StorageError) {
+        try set(value, forKey: key, timeToLive: nil)
+    }
+
+    /// Stores `value` for `key`, expiring after `timeToLive` (or the default when `nil`).
+    public func set(_ value: Data, forKey key: String, timeToLive: Duration?) throws(StorageError) {
+        let key = try normalizedKey(key)
+        let digest = digest(of: key)
+        let now = now()
+        let lifetime = timeToLive ?? options.timeToLive
+        let header = DiskRecordHeader(
+            key: key,
+            payloadLength: value.count,
+            created: now,
+            expiry: lifetime.map { now + $0.timeInterval } ?? .infinity,
+            payloadChecksum: XXHash64.hash(value)
+        )
+        let size = header.size + value.count
+        if let limit = options.maximumByteCount, size > limit {
+            guard options.mode == .cache else {
+                throw StorageError(
+                    .capacityExceeded,
+                    key: key,
+                    storage: name,
+                    message: "the value needs \(size) bytes; the limit is \(limit)"
+                )
+            }
+            state.withLock { $0.statistics.rejections &+= 1 }
+            try removeValue(forKey: key)
+            return
+        }
+        let encodedHeader = header.encoded()
+        var removed = Removed()
+        try stripe(for: digest).withLock { () throws(StorageError) in
+            let relativePath = try claimPath(for: key, digest: digest, addingSize: size)
+            try write(encodedHeader, value, to: relativePath, key: key)
+            state.withLock { state in
+                state.statistics.writes &+= 1
+                let entry = Entry(relativePath: relativePath, size: size, touched: now)
+                state.cache.set(entry, forKey: key, cost: size, expiry: header.expiry, removed: &removed)
+                state.owners[relativePath] = key
+            }
+        }
+        evict(removed)
+    }
+
+    /// The path `key` is written to: its current file, or the first probe no other key owns.
+    /// In store mode, refuses a write that would pass a limit.
+    private func claimPath(for key: String, digest: String, addingSize size: Int) throws(StorageError) -> String {
+        try state.withLock { state throws(StorageError) -> String in
+            let existing = state.cache.recordAccess(forKey: key)
+            if options.mode == .store {
+                let count = state.cache.count + (existing == nil ? 1 : 0)
+                let total = state.cache.totalCost - (existing?.size ?? 0) + size
+                if count > (options.maximumCount ?? .max) || total > (options.maximumByteCount ?? .max) {
+                    throw StorageError(
+                        .capacityExceeded,
+                        key: key,
+                        storage: name,
+                        message: "the store is full: \(state.cache.count) values, \(state.cache.totalCost) bytes"
+                    )
+                }
+            }
+            if let existing { return existing.relativePath }
+            var probe = 0
+            while true {
+                let path = relativePath(digest: digest, probe: probe)
+                if let owner = state.owners[path], owner != key {
+                    probe += 1
+                } else {
+                    return path
+                }
+            }
+        }
+    }
+
+    private func write(_ header: [UInt8], _ value: Data, to relativePath: String, key: String) throws(StorageError) {
+        let path = absolutePath(relativePath)
+        let folder = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+        let counter = temporaryCounter.add(1, ordering: .relaxed).newValue
+        let temporary = "\(folder)/\(Self.temporaryPrefix)\(SystemCalls.currentProcessID)-\(counter)"
+        func attempt() throws(SystemCallError) {
+            let result = header.withUnsafeBytes { headerBytes in
+                value.withUnsafeBytes { valueBytes in
+                    Result { () throws(SystemCallError) in
+                        try SystemCalls.writeAtomically(
+                            [headerBytes, valueBytes],
+                            to: path,
+                            temporaryPath: temporary,
+                            folder: folder,
+                            permissions: mode_t(options.filePermissions),
+                            durable: options.isDurable
+                        )
+                    }
+                }
+            }
+            try result.get()
+        }
+        do {
+            try attempt()
+        } catch where error.isNotFound {
+            // The shard folder (or the whole folder) is missing: create it and try once more.
+            do {
+                try recreateFolders(for: folder)
+                try attempt()
+            } catch {
+                throw ioError(error, key: key, "cannot write \(path)")
+            }
+        } catch {
+            throw ioError(error, key: key, "cannot write \(path)")
+        }
+    }
+
+    private func recreateFolders(for folder: String) throws(SystemCallError) {
+        let permissions = mode_t(options.folderPermissions)
+        try SystemCalls.makeFolders(root, permissions: permissions)
+        if try SystemCalls.readFile(root + "/" + Self.manifestName, limit: 0) == nil {
+            try writeManifest()
+        }
+        try SystemCalls.makeFolders(folder, permissions: permissions)
+    }
+
+    /// Removes evicted entries' files, unless a writer has stored the key again meanwhile.
+    func evict(_ removed: Removed) {
+        var entries = removed.rest
+        if let first = removed.first { entries.append(first) }
+        for entry in entries {
+            let digest = String(entry.relativePath.split(separator: "/").last?.prefix(32) ?? "")
+            stripe(for: digest).withLock {
+                let reclaimed = state.withLock { state -> Bool in
+                    guard let owner = state.owners[entry.relativePath] else { return true }
+                    if state.cache.version(forKey: owner, now: -.infinity) != 0 { return false }
+                    state.owners[entry.relativePath] = nil
+                    return true
+                }
+                if reclaimed {
+                    _ = try? SystemCalls.remove(absolutePath(entry.relativePath))
+                }
+            }
+        }
+    }
+
+    /// Removes the value for `key`, if any.
+    ///
+    /// - Throws: ``StorageError/Code/io`` when the file cannot be removed.
+    public func removeValue(forKey key: String) throws(StorageError) {
+        let key = try normalizedKey(key)
+        let digest = digest(of: key)
+        try stripe(for: digest).withLock { () throws(StorageError) in
+            let known = state.withLock { $0.cache.recordAccess(forKey: key)?.relativePath }
+            if let known {
+                try removeFile(relativePath: known, digest: digest, key: key)
+            } else if let found = try? find(key, digest: digest) {
+                try removeFile(relativePath: found.relativePath, digest: digest, key: key)
+            }
+        }
+        forget(key, countingMiss: false)
+    }
+
+    /// Removes one file and keeps its collision chain contiguous by moving the chain's last file
+    /// into the gap. Call with the digest's stripe lock held.
+    private func removeFile(relativePath: String, digest: String, key: String) throws(StorageError) {
+        do throws(SystemCallError) {
+            try SystemCalls.remove(absolutePath(relativePath))
+            var probe = 0
+            while self.relativePath(digest: digest, probe: probe) != relativePath { probe += 1 }
+            var last = probe
+            while try SystemCalls.readFile(absolutePath(self.relativePath(digest: digest, probe: last + 1)), limit: 0)
+                != nil
+            {
+                last += 1
+            }
+            if last > probe {
+                let moved = self.relativePath(digest: digest, probe: last)
+                try SystemCalls.move(absolutePath(moved), to: absolutePath(relativePath))
+                state.withLock { state in
+                    if let owner = state.owners.removeValue(forKey: moved) {
+                        state.owners[relativePath] = owner
+                        state.cache.modifyValue(forKey: owner) { $0.relativePath = relativePath }
+                    }
+                }
+            } else {
+                state.withLock { state in
+                    if state.owners[relativePath] == key { state.owners[relativePath] = nil }
+                }
+            }
+            if options.isDurable {
+                let path = absolutePath(relativePath)
+                try SystemCalls.syncFolder(String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)]))
+            }
+        } catch {
+            throw ioError(error, key: key, "cannot remove \(absolutePath(relativePath))")
+        }
+    }
+
+    /// Removes every value file in the folder, including ones written by other processes.
+    /// Files that are not Strata records are left alone.
+    public func removeAll() throws(StorageError) {
+        for stripe in stripes { stripe.lock() }
+        defer { for stripe in stripes { stripe.unlock() } }
+        do throws(SystemCallError) {
+            try forEachRecordFile { (relativePath) throws(SystemCallError) in
+                try SystemCalls.remove(absolutePath(relativePath))
+            }
+        } catch {
+            throw ioError(error, key: nil, "cannot clear \(root)")
+        }
+        state.withLock { state in
+            _ = state.cache.removeAll()
+            state.owners.removeAll()
+        }
+    }
+
+    /// Removes every expired value now rather than when it is next read; returns how many.
+    @discardableResult
+    public func removeExpired() throws(StorageError) -> Int {
+        let now = now()
+        var removed = Removed()
+        let count = state.withLock { $0.cache.removeExpired(now: now, removed: &removed) }
+        evict(removed)
+        return count
+    }
+
+    /// Evicts least recently used values until the files take at most `byteCount` bytes.
+    public func trim(toByteCount byteCount: Int) {
+        var removed = Removed()
+        state.withLock { state in
+            let before = state.cache.statistics.evictions
+            state.cache.evict(toCount: .max, toCost: max(byteCount, 0), removed: &removed)
+            _ = before
+        }
+        evict(removed)
+    }
+
+    /// Reads the value for `key`, lets `body` change it, and writes the result back atomically
+    /// with respect to other writers in this process; setting it to `nil` removes it.
+    ///
+    /// `body` runs without any lock held; if another writer changed the value meanwhile, `body`
+    /// runs again on the newer value, so it should have no side effects. Writers in other
+    /// processes are not coordinated with: use a database for cross-process read-modify-write.
+    ///
+    /// - Throws: ``StorageError/Code/updateAborted`` when `body` throws (nothing is written), or
+    ///   any error of ``value(forKey:)`` and ``set(_:forKey:)``.
+    @discardableResult
+    public func update<Result>(
+        forKey key: String,
+        _ body: (inout Data?) throws -> Result
+    ) throws(StorageError) -> Result {
+        let key = try normalizedKey(key)
+        let digest = digest(of: key)
+        while true {
+            let before = try find(key, digest: digest)
+            let now = now()
+            let live = before.flatMap { $0.header.expiry > now ? $0 : nil }
+            var value = live.map { found in
+                Data(found.file.bytes[found.payload])
+            }
+            let result: Result
+            do {
+                result = try body(&value)
+            } catch {
+                throw StorageError.wrapping(
+                    error,
+                    as: .updateAborted,
+                    key: key,
+                    storage: name,
+                    message: "the update closure threw; nothing was written"
+                )
+            }
+            var removed = Removed()
+            let wrote = try stripe(for: digest).withLock { () throws(StorageError) -> Bool in
+                let current = try find(key, digest: digest)
+                guard current?.header == before?.header else { return false }
+                if let value {
+                    try setLocked(value, key: key, digest: digest, now: now, removed: &removed)
+                } else if let current {
+                    try removeFile(relativePath: current.relativePath, digest: digest, key: key)
+                    forget(key, countingMiss: false)
+                }
+                return true
+            }
+            evict(removed)
+            if wrote { return result }
+        }
+    }
+
+    /// Writes a value with the stripe lock already held.
+    private func setLocked(
+        _ value: Data,
+        key: String,
+        digest: String,
+        now: Double,
+        removed: inout Removed
+    ) throws(StorageError) {
+        let header = DiskRecordHeader(
+            key: key,
+            payloadLength: value.count,
+            created: now,
+            expiry: options.timeToLive.map { now + $0.timeInterval } ?? .infinity,
+            payloadChecksum: XXHash64.hash(value)
+        )
+        let size = header.size + value.count
+        if let limit = options.maximumByteCount, size > limit {
+            throw StorageError(
+                .capacityExceeded,
+                key: key,
+                storage: name,
+                message: "the value needs \(size) bytes; the limit is \(limit)"
+            )
+        }
+        let relativePath = try claimPath(for: key, digest: digest, addingSize: size)
+        try write(header.encoded(), value, to: relativePath, key: key)
+        state.withLock { state in
+            state.statistics.writes &+= 1
+            let entry = Entry(relativePath: relativePath, size: size, touched: now)
+            state.cache.set(entry, forKey: key, cost: size, expiry: header.expiry, removed: &removed)
+            state.owners[relativePath] = key
+        }
+    }
+}
+
+extension DiskStorage: UpdatableStorage, EnumerableStorage, ClearableStorage {}

@@ -1,0 +1,154 @@
+public import Foundation
+
+extension DiskStorage {
+    /// What the storage does with values it cannot keep or read.
+    public enum Mode: Sendable, Hashable {
+        /// A cache: limits evict the least recently used values, and a damaged file reads as a
+        /// miss and is removed.
+        case cache
+        /// A store of record: a write that would pass a limit throws
+        /// ``StorageError/Code/capacityExceeded``, and a damaged file throws
+        /// ``StorageError/Code/corrupted``. Nothing is ever dropped silently.
+        case store
+    }
+
+    /// Where on the system a named folder lives.
+    public struct Location: Sendable, Hashable {
+        let resolve: Kind
+
+        enum Kind: Hashable {
+            case caches, applicationSupport, temporary
+            case url(URL)
+        }
+
+        /// The user's caches folder: `$XDG_CACHE_HOME` or `~/.cache` on Linux, `Library/Caches`
+        /// on Apple platforms. The system may clear it.
+        public static let caches = Location(resolve: .caches)
+        /// The user's application data folder: `$XDG_DATA_HOME` or `~/.local/share` on Linux,
+        /// `Library/Application Support` on Apple platforms.
+        public static let applicationSupport = Location(resolve: .applicationSupport)
+        /// The system's temporary folder.
+        public static let temporary = Location(resolve: .temporary)
+        /// A folder of your choosing.
+        public static func url(_ url: URL) -> Location { Location(resolve: .url(url)) }
+
+        func url() -> URL {
+            let manager = FileManager.default
+            switch resolve {
+            case .caches:
+                return manager.urls(for: .cachesDirectory, in: .userDomainMask).first
+                    ?? manager.temporaryDirectory
+            case .applicationSupport:
+                return manager.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+                    ?? manager.temporaryDirectory
+            case .temporary:
+                return manager.temporaryDirectory
+            case .url(let url):
+                return url
+            }
+        }
+    }
+
+    /// How a ``DiskStorage`` behaves: mode, limits, durability, expiry and file permissions.
+    public struct Options: Sendable {
+        /// Cache (evict and drop damage) or store (refuse and report damage). Cache by default.
+        public var mode: Mode = .cache
+        /// The most bytes the folder's value files may take, headers included; `nil` for no limit.
+        public var maximumByteCount: Int?
+        /// The most values kept; `nil` for no limit.
+        public var maximumCount: Int?
+        /// How long a value lives when `set` gives it no time of its own; `nil` for forever.
+        public var timeToLive: Duration?
+        /// When `true`, every write syncs the file and its folder before returning, so an
+        /// acknowledged write survives power loss. Off by default: writes are atomic either way.
+        public var isDurable = false
+        /// The permissions of value files; owner read/write only by default.
+        public var filePermissions: UInt16 = 0o600
+        /// The permissions of folders; owner only by default.
+        public var folderPermissions: UInt16 = 0o700
+        /// Which values are evicted first when a limit is reached (cache mode).
+        public var evictionPolicy: EvictionPolicy = .leastRecentlyUsed
+        /// The time source for creation and expiry times.
+        public var clock: any StorageClock = SystemClock()
+        /// How long a read's recency may lag on disk before a read refreshes the file's time;
+        /// recency survives a restart to within this interval.
+        public var recencyResolution: Duration = .seconds(3600)
+        /// Replaces the key hash, for tests of hash collisions. Returns at least 16 bytes.
+        package var keyDigest: (@Sendable (String) -> [UInt8])?
+
+        /// Creates the default options: an unbounded cache, not durable, owner-only files.
+        public init() {}
+
+        /// Creates options with the given limits and mode.
+        public init(
+            mode: Mode = .cache,
+            maximumByteCount: Int? = nil,
+            maximumCount: Int? = nil,
+            timeToLive: Duration? = nil,
+            isDurable: Bool = false
+        ) {
+            self.mode = mode
+            self.maximumByteCount = maximumByteCount
+            self.maximumCount = maximumCount
+            self.timeToLive = timeToLive
+            self.isDurable = isDurable
+        }
+    }
+
+    /// A snapshot of what a ``DiskStorage`` has done since it was opened.
+    public struct Statistics: Sendable, Hashable, CustomStringConvertible {
+        /// Reads that found a value.
+        public var hits: UInt64 = 0
+        /// Reads that found nothing (or, in cache mode, a damaged or expired file).
+        public var misses: UInt64 = 0
+        /// Values written.
+        public var writes: UInt64 = 0
+        /// Values removed to keep a limit.
+        public var evictions: UInt64 = 0
+        /// Values removed because their time to live had passed.
+        public var expirations: UInt64 = 0
+        /// Damaged or foreign files found where a value should be, removed in cache mode.
+        public var damagedFiles: UInt64 = 0
+        /// Values not kept because they alone exceed the byte limit (cache mode).
+        public var rejections: UInt64 = 0
+        /// Values held.
+        public var count = 0
+        /// Bytes held by value files, headers included.
+        public var totalSize = 0
+
+        /// Creates an empty snapshot.
+        public init() {}
+
+        /// Hits divided by reads; 0 before the first read.
+        public var hitRatio: Double {
+            let reads = hits + misses
+            return reads == 0 ? 0 : Double(hits) / Double(reads)
+        }
+
+        public var description: String {
+            let percent = (hitRatio * 1000).rounded() / 10
+            return "hits \(hits), misses \(misses) (hit ratio \(percent)%), writes \(writes), "
+                + "evictions \(evictions), expirations \(expirations), damaged files \(damagedFiles), "
+                + "rejections \(rejections), count \(count), size \(totalSize) bytes"
+        }
+    }
+
+    /// The result of ``DiskStorage/verify()``: every value file checked against its checksum.
+    public struct VerificationReport: Sendable, Hashable {
+        /// One damaged file: its path and what is wrong with it.
+        public struct DamagedFile: Sendable, Hashable {
+            /// The file's path.
+            public var path: String
+            /// What is wrong, for a person.
+            public var reason: String
+        }
+
+        /// How many value files were checked.
+        public var checkedFiles = 0
+        /// The files that failed.
+        public var damagedFiles: [DamagedFile] = []
+
+        /// Whether every file was sound.
+        public var isSound: Bool { damagedFiles.isEmpty }
+    }
+}

@@ -1,0 +1,218 @@
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A failed system call: which call, on which path, and `errno`, with the system's own words.
+struct SystemCallError: Error, CustomStringConvertible, Sendable {
+    var call: String
+    var path: String
+    var errno: Int32
+
+    var description: String {
+        "\(call)(\(path)): \(String(cString: strerror(errno))) (errno \(errno))"
+    }
+
+    var isNotFound: Bool { errno == ENOENT }
+    var isAlreadyPresent: Bool { errno == EEXIST }
+}
+
+/// A buffer holding a file's bytes, freed when the last reference goes away.
+final class FileBytes: @unchecked Sendable {
+    // Safe: the buffer is written only while the file is read, before the object is shared.
+    let buffer: UnsafeMutableRawBufferPointer
+    /// The file's modification time, seconds since 1970.
+    let modified: Double
+    /// The file's whole size, which may exceed the bytes read when a limit was given.
+    let fileSize: Int
+
+    /// The number of bytes read.
+    let count: Int
+
+    init(count: Int, modified: Double, fileSize: Int) {
+        buffer = .allocate(byteCount: max(count, 1), alignment: 16)
+        self.count = count
+        self.modified = modified
+        self.fileSize = fileSize
+    }
+
+    deinit {
+        buffer.deallocate()
+    }
+
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: buffer[0..<count]) }
+}
+
+/// Thin wrappers over the POSIX calls the disk storage needs, each throwing ``SystemCallError``.
+enum SystemCalls {
+    private static func fail(_ call: String, _ path: String) -> SystemCallError {
+        SystemCallError(call: call, path: path, errno: errno)
+    }
+
+    private static func modificationTime(_ info: stat) -> Double {
+        #if canImport(Darwin)
+        Double(info.st_mtimespec.tv_sec) + Double(info.st_mtimespec.tv_nsec) / 1e9
+        #else
+        Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+        #endif
+    }
+
+    /// Reads a whole file, or returns `nil` when it does not exist. With `limit`, reads at most
+    /// that many bytes from the start.
+    static func readFile(_ path: String, limit: Int = .max) throws(SystemCallError) -> FileBytes? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        if descriptor < 0 {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw fail("open", path)
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw fail("fstat", path) }
+        let count = min(Int(info.st_size), limit)
+        let file = FileBytes(count: count, modified: modificationTime(info), fileSize: Int(info.st_size))
+        var offset = 0
+        while offset < count {
+            let read = pread(descriptor, file.buffer.baseAddress! + offset, count - offset, off_t(offset))
+            if read < 0 {
+                if errno == EINTR { continue }
+                throw fail("read", path)
+            }
+            if read == 0 { break }
+            offset += read
+        }
+        if offset < count {
+            // The file shrank while being read: return what is there; the checksum will tell.
+            let shorter = FileBytes(count: offset, modified: file.modified, fileSize: offset)
+            shorter.buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: file.buffer[0..<offset]))
+            return shorter
+        }
+        return file
+    }
+
+    /// Writes `chunks` to a new file at `temporaryPath` and renames it to `path`, so a reader sees
+    /// the old file or the new one, never a mix. With `durable`, the file and then its folder are
+    /// synced before returning. On failure the temporary file is removed.
+    static func writeAtomically(
+        _ chunks: [UnsafeRawBufferPointer],
+        to path: String,
+        temporaryPath: String,
+        folder: String,
+        permissions: mode_t,
+        durable: Bool
+    ) throws(SystemCallError) {
+        let descriptor = open(temporaryPath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, permissions)
+        guard descriptor >= 0 else { throw fail("open", temporaryPath) }
+        var closed = false
+        do throws(SystemCallError) {
+            var vectors = chunks.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
+            var remaining = chunks.reduce(0) { $0 + $1.count }
+            var first = 0
+            while remaining > 0 {
+                let written = vectors.withUnsafeMutableBufferPointer { buffer in
+                    writev(descriptor, buffer.baseAddress! + first, Int32(buffer.count - first))
+                }
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    throw fail("write", temporaryPath)
+                }
+                remaining -= written
+                // Skip what was written: whole vectors, then part of the next.
+                var left = written
+                while left > 0, first < vectors.count {
+                    if left >= vectors[first].iov_len {
+                        left -= vectors[first].iov_len
+                        first += 1
+                    } else {
+                        vectors[first].iov_base = vectors[first].iov_base.map { $0 + left }
+                        vectors[first].iov_len -= left
+                        left = 0
+                    }
+                }
+                while first < vectors.count, vectors[first].iov_len == 0 { first += 1 }
+            }
+            if durable, fsync(descriptor) != 0 { throw fail("fsync", temporaryPath) }
+            closed = true
+            if close(descriptor) != 0 { throw fail("close", temporaryPath) }
+            if rename(temporaryPath, path) != 0 { throw fail("rename", path) }
+        } catch {
+            if !closed { close(descriptor) }
+            unlink(temporaryPath)
+            throw error
+        }
+        if durable {
+            try syncFolder(folder)
+        }
+    }
+
+    /// Syncs a folder, so a rename or removal inside it survives power loss.
+    static func syncFolder(_ path: String) throws(SystemCallError) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw fail("open", path) }
+        defer { close(descriptor) }
+        if fsync(descriptor) != 0 { throw fail("fsync", path) }
+    }
+
+    /// Removes a file; a missing file is not an error. Returns whether a file was removed.
+    @discardableResult
+    static func remove(_ path: String) throws(SystemCallError) -> Bool {
+        if unlink(path) == 0 { return true }
+        if errno == ENOENT || errno == ENOTDIR { return false }
+        throw fail("unlink", path)
+    }
+
+    /// Renames a file.
+    static func move(_ source: String, to destination: String) throws(SystemCallError) {
+        if rename(source, destination) != 0 { throw fail("rename", source) }
+    }
+
+    /// Creates a folder; an existing one is fine.
+    static func makeFolder(_ path: String, permissions: mode_t) throws(SystemCallError) {
+        if mkdir(path, permissions) != 0, errno != EEXIST { throw fail("mkdir", path) }
+    }
+
+    /// Creates a folder and its missing parents.
+    static func makeFolders(_ path: String, permissions: mode_t) throws(SystemCallError) {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            try makeFolder(prefix, permissions: permissions)
+        }
+    }
+
+    /// The names in a folder, without "." and "..", or `nil` if the folder does not exist.
+    static func contents(of path: String) throws(SystemCallError) -> [String]? {
+        guard let directory = opendir(path) else {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw fail("opendir", path)
+        }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// Sets a file's modification time to `seconds` since 1970.
+    static func touch(_ path: String, at seconds: Double) {
+        let whole = seconds.rounded(.down)
+        var times = [
+            timespec(tv_sec: Int(whole), tv_nsec: Int((seconds - whole) * 1e9)),
+            timespec(tv_sec: Int(whole), tv_nsec: Int((seconds - whole) * 1e9)),
+        ]
+        _ = utimensat(AT_FDCWD, path, &times, 0)
+    }
+
+    /// Whether a process with this ID is running.
+    static func processExists(_ pid: Int32) -> Bool {
+        kill(pid, 0) == 0 || errno == EPERM
+    }
+
+    static var currentProcessID: Int32 { getpid() }
+}
