@@ -63,37 +63,56 @@ struct Demo: AsyncParsableCommand {
         }
     }
 
+    @Option(help: "The disk folder for the second layer (default: a new temporary folder).")
+    var folder: String?
+
     func run() async throws {
         let source = SlowSource(latency: .milliseconds(latency), calls: Counter())
-        let memory = try MemoryStorage<String, String>(maximumCount: capacity, timeToLive: .seconds(60))
-        let profiles = memory.backed(by: source)
+        let folderURL =
+            folder.map { URL(fileURLWithPath: $0) }
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent("strata-demo-\(UUID().uuidString)")
+        print("Strata demo: a MemoryStorage (at most \(capacity) entries, 60 s to live) over a DiskStorage")
+        print("(\(folderURL.path)) over a source that takes \(latency) ms per read.")
+        print("\(requests) requests for \(users) users, run twice; the second run starts with an empty memory")
+        print("layer, as after a restart, and finds what the first run left on disk.")
 
-        print("Strata demo: a MemoryStorage (at most \(capacity) entries, 60 s to live)")
-        print("in front of a source that takes \(latency) ms per read; \(requests) requests for \(users) users.\n")
+        for run in 1...2 {
+            let memory = try MemoryStorage<String, String>(maximumCount: capacity, timeToLive: .seconds(60))
+            let disk = try DiskStorage(url: folderURL)
+            let profiles = memory.combined(with: disk.string()).backed(by: source)
+            let callsBefore = source.calls.value
 
-        // A skewed workload: low-numbered users are asked for far more often.
-        var generator = SplitMix64(seed: 2026)
-        let clock = ContinuousClock()
-        let started = clock.now
-        for request in 1...requests {
-            let user = "user-\(generator.skewed(below: users))"
-            let before = memory.statistics.hits
-            let requestStart = clock.now
-            let profile = try await profiles.value(forKey: user) ?? "(none)"
-            let elapsed = clock.now - requestStart
-            if verbose {
-                let outcome = memory.statistics.hits > before ? "hit " : "miss"
-                print("  #\(request) \(user): \(outcome) in \(format(elapsed)) -> \(profile)")
+            print("\nRun \(run):")
+            // A skewed workload: low-numbered users are asked for far more often.
+            var generator = SplitMix64(seed: 2026)
+            let clock = ContinuousClock()
+            let started = clock.now
+            for request in 1...requests {
+                let user = "user-\(generator.skewed(below: users))"
+                let memoryHits = memory.statistics.hits
+                let diskHits = disk.statistics.hits
+                let requestStart = clock.now
+                let profile = try await profiles.value(forKey: user) ?? "(none)"
+                let elapsed = clock.now - requestStart
+                if verbose {
+                    let outcome =
+                        memory.statistics.hits > memoryHits
+                        ? "memory" : disk.statistics.hits > diskHits ? "disk  " : "source"
+                    print("  #\(request) \(user): \(outcome) in \(format(elapsed)) -> \(profile)")
+                }
             }
+            let total = clock.now - started
+            let calls = source.calls.value - callsBefore
+            let uncached = Duration.milliseconds(latency) * requests
+            print("  source calls:  \(calls) of \(requests) requests")
+            print("  memory:        \(memory.statistics)")
+            print("  disk:          \(disk.statistics)")
+            print("  time taken:    \(format(total)) (without the caches: about \(format(uncached)))")
+            print("  time saved:    about \(format(max(uncached - total, .zero)))")
         }
-        let total = clock.now - started
-        let statistics = memory.statistics
-        let uncached = Duration.milliseconds(latency) * requests
-        print("Requests:       \(requests)")
-        print("Source calls:   \(source.calls.value)")
-        print("Cache:          \(statistics)")
-        print("Time taken:     \(format(total)) (without the cache: about \(format(uncached)))")
-        print("Time saved:     about \(format(max(uncached - total, .zero)))")
+        if folder == nil {
+            try? FileManager.default.removeItem(at: folderURL)
+        }
     }
 
     private func format(_ duration: Duration) -> String {

@@ -5,6 +5,9 @@ struct StrataCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata",
         abstract: "Store and cache values: the Strata command-line tool.",
-        subcommands: [Demo.self]
+        subcommands: [
+            Demo.self, ListCommand.self, GetCommand.self, SetCommand.self, RemoveCommand.self, StatsCommand.self,
+            VerifyCommand.self, TrimCommand.self,
+        ]
     )
 }

@@ -326,6 +326,37 @@ public final class DiskStorage: Sendable {
         return state.withLock { $0.cache.liveKeys(now: now) }
     }
 
+    /// What the index knows of one stored value.
+    public struct EntryInfo: Sendable, Hashable {
+        /// The value's key.
+        public var key: String
+        /// The size of its file, header included.
+        public var size: Int
+        /// When it was last written or (to within ``Options/recencyResolution``) read.
+        public var lastAccess: Date
+        /// When it expires, or `nil` for never.
+        public var expiry: Date?
+        /// The file's path.
+        public var path: String
+    }
+
+    /// Every live value in the index, least recently used first is not promised: sort as needed.
+    public func entries() -> [EntryInfo] {
+        let now = now()
+        return state.withLock { state in
+            state.cache.slots.compactMap { slot -> EntryInfo? in
+                guard let slot, slot.expiry > now else { return nil }
+                return EntryInfo(
+                    key: slot.key,
+                    size: slot.value.size,
+                    lastAccess: Date(timeIntervalSince1970: slot.value.touched),
+                    expiry: slot.expiry.isFinite ? Date(timeIntervalSince1970: slot.expiry) : nil,
+                    path: absolutePath(slot.value.relativePath)
+                )
+            }
+        }
+    }
+
     /// The number of values in the index.
     public var count: Int {
         state.withLock { $0.cache.count }
