@@ -106,12 +106,15 @@ extension CombinedStorage: UpdatableStorage where Back: UpdatableStorage {
 
 extension CombinedStorage: ClearableStorage where Front: ClearableStorage, Back: ClearableStorage {
     /// Removes every value from the back, then from the front.
+    ///
+    /// It waits for writes and backfills already under way, and no read begun before it can
+    /// refill the front after it.
     @inlinable
     public func removeAll() async throws(StorageError) {
-        try await back.removeAll()
-        try await front.removeAll()
-        // A backfill that began before the clear must not refill the front after it.
-        gate.invalidateAll()
+        try await gate.writeAll { () throws(StorageError) in
+            try await back.removeAll()
+            try await front.removeAll()
+        }
     }
 }
 

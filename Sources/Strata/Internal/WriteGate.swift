@@ -37,14 +37,6 @@ final class WriteGate: Sendable {
         stripe.generation.load(ordering: .acquiring)
     }
 
-    /// Moves every stripe's generation, so no backfill begun before now can land.
-    @usableFromInline
-    func invalidateAll() {
-        for stripe in stripes {
-            stripe.generation.add(1, ordering: .releasing)
-        }
-    }
-
     /// Runs a write to `stripe`'s keys with its mutex held, then bumps the generation.
     @usableFromInline
     func write<Result>(
@@ -55,6 +47,25 @@ final class WriteGate: Sendable {
         defer {
             stripe.generation.add(1, ordering: .releasing)
             stripe.mutex.unlock()
+        }
+        return try await body()
+    }
+
+    /// Runs a write to every key (a clear) with every stripe's mutex held, then bumps every
+    /// generation, so no backfill can be storing a value while it runs or land one after it.
+    ///
+    /// The mutexes are taken in stripe order; every other holder takes one stripe at a time, so
+    /// two holders cannot wait for each other.
+    @usableFromInline
+    func writeAll<Result>(_ body: () async throws(StorageError) -> Result) async throws(StorageError) -> Result {
+        for stripe in stripes {
+            await stripe.mutex.lock()
+        }
+        defer {
+            for stripe in stripes {
+                stripe.generation.add(1, ordering: .releasing)
+                stripe.mutex.unlock()
+            }
         }
         return try await body()
     }

@@ -101,10 +101,14 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
     }
 
     private static var defaultCost: @Sendable (Value) -> Int {
-        if let measure = { (data: Data) in data.count } as? @Sendable (Value) -> Int {
+        // The measures need their `@Sendable` types spelled out: a closure literal cast with `as?`
+        // is not `@Sendable`, and the cast to a `@Sendable` function type then always fails.
+        let dataCost: @Sendable (Data) -> Int = { $0.count }
+        if let measure = dataCost as? @Sendable (Value) -> Int {
             return measure
         }
-        if let measure = { (string: String) in string.utf8.count } as? @Sendable (Value) -> Int {
+        let stringCost: @Sendable (String) -> Int = { $0.utf8.count }
+        if let measure = stringCost as? @Sendable (Value) -> Int {
             return measure
         }
         return { _ in 1 }
