@@ -1,0 +1,121 @@
+public import Foundation
+
+/// A provider that answers from a storage when it can and fills the storage from its base
+/// when it cannot.
+///
+/// Created by ``AsyncProvider/cache(_:reporting:)`` and
+/// ``AsyncProvider/cache(_:toStorage:fromStorage:reporting:)``. A cache miss, a cached value that
+/// cannot be read, or one that `fromStorage` rejects falls through to the base; a failed cache
+/// write never fails the request. Both are passed to the `reporting` closure. The base's failures
+/// are never stored, so the next request retries. Any task may use it.
+public struct CachedProvider<Base: AsyncProvider, Cache: Storage>: AsyncProvider where Cache.Key == Base.ID {
+    public typealias ID = Base.ID
+    public typealias Value = Base.Value
+
+    @usableFromInline let base: Base
+    /// The storage consulted first.
+    public let cache: Cache
+    @usableFromInline let toStorage: @Sendable (Value, ID) throws -> Cache.Value
+    @usableFromInline let fromStorage: @Sendable (Cache.Value, ID) throws -> Value?
+    @usableFromInline let report: @Sendable (StorageError) -> Void
+
+    @inlinable
+    init(
+        base: Base,
+        cache: Cache,
+        toStorage: @escaping @Sendable (Value, ID) throws -> Cache.Value,
+        fromStorage: @escaping @Sendable (Cache.Value, ID) throws -> Value?,
+        report: @escaping @Sendable (StorageError) -> Void
+    ) {
+        self.base = base
+        self.cache = cache
+        self.toStorage = toStorage
+        self.fromStorage = fromStorage
+        self.report = report
+    }
+
+    @inlinable
+    public func value(for id: ID) async throws(StorageError) -> Value {
+        do {
+            if let stored = try await cache.value(forKey: id) {
+                do {
+                    if let value = try fromStorage(stored, id) {
+                        return value
+                    }
+                } catch {
+                    report(
+                        StorageError.wrapping(
+                            error,
+                            as: .decodingFailed,
+                            key: id,
+                            storage: "CachedProvider",
+                            message: "a cached value could not be read; fetching it again"
+                        )
+                    )
+                }
+            }
+        } catch {
+            report(error)
+        }
+        let value = try await base.value(for: id)
+        do {
+            try await cache.set(try toStorage(value, id), forKey: id)
+        } catch {
+            report(
+                StorageError.wrapping(
+                    error,
+                    as: .encodingFailed,
+                    key: id,
+                    storage: "CachedProvider",
+                    message: "the value was fetched but could not be cached"
+                )
+            )
+        }
+        return value
+    }
+}
+
+extension AsyncProvider {
+    /// Returns a provider that answers from `storage` when it holds the ID and otherwise asks
+    /// this provider and stores the answer.
+    ///
+    /// - Parameter report: Told of cache failures that did not fail a request (an unreadable
+    ///   cached value, a failed cache write).
+    @inlinable
+    public func cache<S: Storage<ID, Value>>(
+        _ storage: S,
+        reporting report: @escaping @Sendable (StorageError) -> Void = { _ in }
+    ) -> CachedProvider<Self, S> {
+        CachedProvider(base: self, cache: storage, toStorage: { value, _ in value }, fromStorage: { value, _ in value }, report: report)
+    }
+
+    /// Returns a provider that caches in a storage of another value type, converting both ways
+    /// with the ID at hand; `fromStorage` may return `nil` (or throw) to reject a stored value,
+    /// which is then fetched again.
+    @inlinable
+    public func cache<S: Storage>(
+        _ storage: S,
+        toStorage: @escaping @Sendable (Value, ID) throws -> S.Value,
+        fromStorage: @escaping @Sendable (S.Value, ID) throws -> Value?,
+        reporting report: @escaping @Sendable (StorageError) -> Void = { _ in }
+    ) -> CachedProvider<Self, S> where S.Key == ID {
+        CachedProvider(base: self, cache: storage, toStorage: toStorage, fromStorage: fromStorage, report: report)
+    }
+}
+
+/// A cached value with the time it was fetched, for stale-while-revalidate caches.
+public struct TimestampedValue<Value: Sendable>: Sendable {
+    /// The value.
+    public var value: Value
+    /// When it was fetched from the source.
+    public var fetched: Date
+
+    /// Creates a timestamped value.
+    public init(value: Value, fetched: Date) {
+        self.value = value
+        self.fetched = fetched
+    }
+}
+
+extension TimestampedValue: Codable where Value: Codable {}
+extension TimestampedValue: Equatable where Value: Equatable {}

@@ -1,0 +1,82 @@
+/// A provider whose IDs are converted before they reach its base.
+///
+/// Created by ``AsyncProvider/mapID(_:)``. Any task may use it.
+public struct MappedIDProvider<Base: AsyncProvider, ID: Sendable>: AsyncProvider {
+    public typealias Value = Base.Value
+
+    @usableFromInline let base: Base
+    @usableFromInline let transform: @Sendable (ID) throws -> Base.ID
+
+    @inlinable
+    init(base: Base, transform: @escaping @Sendable (ID) throws -> Base.ID) {
+        self.base = base
+        self.transform = transform
+    }
+
+    @inlinable
+    public func value(for id: ID) async throws(StorageError) -> Value {
+        let baseID: Base.ID
+        do {
+            baseID = try transform(id)
+        } catch {
+            throw StorageError.wrapping(
+                error,
+                as: .invalidKey,
+                key: id,
+                storage: "MappedIDProvider",
+                message: "the ID could not be converted: \(error)"
+            )
+        }
+        return try await base.value(for: baseID)
+    }
+}
+
+/// A provider whose values are converted, given their ID, on the way out of its base.
+///
+/// Created by ``AsyncProvider/mapValue(_:)``. A conversion that throws fails the request with
+/// ``StorageError/Code/decodingFailed``; nothing downstream caches it. Any task may use it.
+public struct MappedValueProvider<Base: AsyncProvider, Value: Sendable>: AsyncProvider {
+    public typealias ID = Base.ID
+
+    @usableFromInline let base: Base
+    @usableFromInline let transform: @Sendable (Base.Value, ID) throws -> Value
+
+    @inlinable
+    init(base: Base, transform: @escaping @Sendable (Base.Value, ID) throws -> Value) {
+        self.base = base
+        self.transform = transform
+    }
+
+    @inlinable
+    public func value(for id: ID) async throws(StorageError) -> Value {
+        let value = try await base.value(for: id)
+        do {
+            return try transform(value, id)
+        } catch {
+            throw StorageError.wrapping(
+                error,
+                as: .decodingFailed,
+                key: id,
+                storage: "MappedValueProvider",
+                message: "the value could not be converted: \(error)"
+            )
+        }
+    }
+}
+
+extension AsyncProvider {
+    /// Returns a provider of `NewID`s, which `transform` turns into this provider's IDs.
+    @inlinable
+    public func mapID<NewID>(_ transform: @escaping @Sendable (NewID) throws -> ID) -> MappedIDProvider<Self, NewID> {
+        MappedIDProvider(base: self, transform: transform)
+    }
+
+    /// Returns a provider whose values `transform` makes from this provider's values and their
+    /// IDs. Validate here, before any cache: a value that fails is never stored.
+    @inlinable
+    public func mapValue<NewValue>(
+        _ transform: @escaping @Sendable (Value, ID) throws -> NewValue
+    ) -> MappedValueProvider<Self, NewValue> {
+        MappedValueProvider(base: self, transform: transform)
+    }
+}

@@ -1,0 +1,125 @@
+/// Turns an ID into a value from a source that may fail: a network, a database, a computation.
+///
+/// Unlike a storage, a provider always produces a value or throws; it never answers "absent".
+/// Compose one from a source with modifiers, innermost first, and finish an async chain with
+/// ``AsyncProvider/coordinated()`` so concurrent requests for one ID share one fetch:
+///
+/// ```swift
+/// let avatars = Provider { (url: URL) in try await download(url) }
+///     .mapValue { data, _ in try Avatar(png: data) }          // validate before caching
+///     .cache(try MemoryStorage<URL, Avatar>(maximumCount: 500))
+///     .coordinated()
+/// let avatar = try await avatars.value(for: url)
+/// ```
+///
+/// A failure is never cached: the next request for the ID calls the source again.
+public protocol AsyncProvider<ID, Value>: Sendable {
+    /// What names a value.
+    associatedtype ID: Sendable
+    /// What the provider produces.
+    associatedtype Value: Sendable
+    /// Produces the value for `id`.
+    ///
+    /// - Throws: ``StorageError``: the source's failure as ``StorageError/Code/sourceFailed``
+    ///   (the original error in ``StorageError/underlying``), ``StorageError/Code/cancelled`` when
+    ///   the task is cancelled, ``StorageError/Code/timedOut`` past a timeout.
+    func value(for id: ID) async throws(StorageError) -> Value
+}
+
+/// A provider from a closure: the source at the root of a chain.
+///
+/// Any task may use it; the closure must be safe to call concurrently.
+public struct Provider<ID: Sendable, Value: Sendable>: AsyncProvider {
+    @usableFromInline let source: @Sendable (ID) async throws -> Value
+    @usableFromInline let name: String
+
+    /// Creates a provider that calls `source`. An error it throws (other than a
+    /// ``StorageError``) is wrapped as ``StorageError/Code/sourceFailed``.
+    ///
+    /// - Parameter name: Names the source in errors.
+    public init(name: String = "Provider", _ source: @escaping @Sendable (ID) async throws -> Value) {
+        self.source = source
+        self.name = name
+    }
+
+    @inlinable
+    public func value(for id: ID) async throws(StorageError) -> Value {
+        do {
+            return try await source(id)
+        } catch {
+            throw StorageError.wrapping(
+                error,
+                as: .sourceFailed,
+                key: id,
+                storage: name,
+                message: "the source failed: \(error)"
+            )
+        }
+    }
+}
+
+/// A provider that answers synchronously, for sources that need no I/O (a computation, a
+/// bundled resource). Its ``AsyncProvider`` conformance lets it join any async chain.
+public struct SyncProvider<ID: Sendable, Value: Sendable>: AsyncProvider {
+    @usableFromInline let source: @Sendable (ID) throws -> Value
+    @usableFromInline let name: String
+
+    /// Creates a provider that calls `source`.
+    public init(name: String = "SyncProvider", _ source: @escaping @Sendable (ID) throws -> Value) {
+        self.source = source
+        self.name = name
+    }
+
+    /// Produces the value for `id` without suspending.
+    @inlinable
+    public func value(for id: ID) throws(StorageError) -> Value {
+        do {
+            return try source(id)
+        } catch {
+            throw StorageError.wrapping(
+                error,
+                as: .sourceFailed,
+                key: id,
+                storage: name,
+                message: "the source failed: \(error)"
+            )
+        }
+    }
+}
+
+/// A type-erased provider, to store a chain in a property or replace it with a mock in tests.
+public struct AnyAsyncProvider<ID: Sendable, Value: Sendable>: AsyncProvider {
+    @usableFromInline let base: any AsyncProvider<ID, Value>
+
+    /// Wraps `base`.
+    public init(_ base: some AsyncProvider<ID, Value>) {
+        self.base = base
+    }
+
+    /// Wraps a closure, for instance a mock in a test.
+    public init(_ body: @escaping @Sendable (ID) async throws(StorageError) -> Value) {
+        self.base = ClosureProvider(body: body)
+    }
+
+    @inlinable
+    public func value(for id: ID) async throws(StorageError) -> Value {
+        try await base.value(for: id)
+    }
+}
+
+@usableFromInline
+struct ClosureProvider<ID: Sendable, Value: Sendable>: AsyncProvider {
+    let body: @Sendable (ID) async throws(StorageError) -> Value
+
+    @usableFromInline
+    func value(for id: ID) async throws(StorageError) -> Value {
+        try await body(id)
+    }
+}
+
+extension AsyncProvider {
+    /// Erases the provider's type.
+    public func eraseToAnyProvider() -> AnyAsyncProvider<ID, Value> {
+        AnyAsyncProvider(self)
+    }
+}

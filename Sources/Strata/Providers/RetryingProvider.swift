@@ -1,0 +1,133 @@
+import Foundation
+
+/// How long to wait between attempts: exponential growth with random jitter, so that many
+/// clients that failed together do not retry together.
+public struct Backoff: Sendable, Hashable {
+    /// The wait before the second attempt.
+    public var initial: Duration
+    /// How much each wait grows over the previous one.
+    public var multiplier: Double
+    /// The longest wait.
+    public var maximum: Duration
+    /// The fraction of each wait that is random: 0 for none, 1 for anywhere between zero and
+    /// the full wait ("full jitter").
+    public var jitter: Double
+
+    /// Creates a backoff. `jitter` is clamped to 0…1.
+    public init(initial: Duration, multiplier: Double = 2, maximum: Duration = .seconds(30), jitter: Double = 0.5) {
+        self.initial = initial
+        self.multiplier = max(multiplier, 1)
+        self.maximum = maximum
+        self.jitter = min(max(jitter, 0), 1)
+    }
+
+    /// 100 ms, doubling up to 30 s, half of each wait random.
+    public static let `default` = Backoff(initial: .milliseconds(100))
+
+    /// The wait after failed attempt number `attempt` (1-based), with `random` in 0..<1.
+    public func delay(afterAttempt attempt: Int, random: Double) -> Duration {
+        let growth = Foundation.pow(multiplier, Double(max(attempt - 1, 0)))
+        let full = min(initial.timeInterval * growth, maximum.timeInterval)
+        let seconds = full * (1 - jitter) + full * jitter * random
+        return .nanoseconds(Int64(seconds * 1e9))
+    }
+}
+
+/// A provider that tries its base again after a failure, waiting longer each time.
+///
+/// Created by ``AsyncProvider/retrying(maxAttempts:backoff:when:)``. Cancellation is never
+/// retried and stops a wait at once. Any task may use it.
+public struct RetryingProvider<Base: AsyncProvider>: AsyncProvider {
+    public typealias ID = Base.ID
+    public typealias Value = Base.Value
+
+    let base: Base
+    /// The most attempts made for one request, the first included.
+    public let maxAttempts: Int
+    /// The waits between attempts.
+    public let backoff: Backoff
+    let shouldRetry: @Sendable (StorageError) -> Bool
+
+    public func value(for id: ID) async throws(StorageError) -> Value {
+        var attempt = 1
+        while true {
+            do throws(StorageError) {
+                return try await base.value(for: id)
+            } catch {
+                guard attempt < maxAttempts, error.code != .cancelled, shouldRetry(error) else { throw error }
+                do {
+                    try await Task.sleep(for: backoff.delay(afterAttempt: attempt, random: Double.random(in: 0..<1)))
+                } catch {
+                    throw StorageError(.cancelled, key: id, storage: "RetryingProvider", message: "cancelled while waiting to retry")
+                }
+                attempt += 1
+            }
+        }
+    }
+}
+
+extension AsyncProvider {
+    /// Returns a provider that retries failed requests up to `maxAttempts` attempts in all.
+    ///
+    /// - Parameter when: Which failures to retry; by default every failure except invalid keys,
+    ///   values that do not decode, and cancellation.
+    /// - Precondition: `maxAttempts` is at least 1.
+    public func retrying(
+        maxAttempts: Int = 3,
+        backoff: Backoff = .default,
+        when shouldRetry: @escaping @Sendable (StorageError) -> Bool = { error in
+            error.code != .invalidKey && error.code != .decodingFailed
+        }
+    ) -> RetryingProvider<Self> {
+        precondition(maxAttempts >= 1, "maxAttempts must be at least 1, got \(maxAttempts)")
+        return RetryingProvider(base: self, maxAttempts: maxAttempts, backoff: backoff, shouldRetry: shouldRetry)
+    }
+}
+
+/// A provider that gives up on its base after a time limit.
+///
+/// Created by ``AsyncProvider/timeout(_:)``. On time-out the base's request is cancelled and
+/// ``StorageError/Code/timedOut`` is thrown. Any task may use it.
+public struct TimeoutProvider<Base: AsyncProvider>: AsyncProvider {
+    public typealias ID = Base.ID
+    public typealias Value = Base.Value
+
+    let base: Base
+    /// The longest a request may take.
+    public let limit: Duration
+
+    public func value(for id: ID) async throws(StorageError) -> Value {
+        let outcome: Result<Value, StorageError>? = await withTaskGroup(of: Result<Value, StorageError>?.self) { group in
+            group.addTask {
+                do throws(StorageError) {
+                    return .success(try await base.value(for: id))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        switch outcome {
+        case .success(let value): return value
+        case .failure(let error): throw error
+        case nil:
+            if Task.isCancelled {
+                throw StorageError(.cancelled, key: id, storage: "TimeoutProvider", message: "the request was cancelled")
+            }
+            throw StorageError(.timedOut, key: id, storage: "TimeoutProvider", message: "no answer within \(limit)")
+        }
+    }
+}
+
+extension AsyncProvider {
+    /// Returns a provider whose requests fail with ``StorageError/Code/timedOut`` after `limit`.
+    public func timeout(_ limit: Duration) -> TimeoutProvider<Self> {
+        TimeoutProvider(base: self, limit: limit)
+    }
+}
