@@ -14,9 +14,10 @@ public import Strata
 /// made large enough to keep a few.
 ///
 /// ```swift
-/// @Test func diskStorageBehavesLikeAStorage() async throws {
-///     let suite = StorageBehaviourSuite(keys: ["a", "b", "c"], values: [1, 2, 3], counting: .integers) {
-///         try DiskStorage<String, Int>(folder: temporaryFolder())
+/// @Test func myStorageBehavesLikeAStorage() async throws {
+///     let counting = StorageBehaviourSuite<MyStorage>.Counting(value: { $0 }, count: { $0 })
+///     let suite = StorageBehaviourSuite(keys: ["a", "b", "c"], values: [1, 2, 3], counting: counting) {
+///         MyStorage()
 ///     }
 ///     try await suite.run()
 /// }
