@@ -116,7 +116,8 @@ struct Demo: AsyncParsableCommand {
     }
 
     private func format(_ duration: Duration) -> String {
-        let milliseconds = Double(duration.components.seconds) * 1000
+        let milliseconds =
+            Double(duration.components.seconds) * 1000
             + Double(duration.components.attoseconds) / 1e15
         return milliseconds < 1 ? String(format: "%.3f ms", milliseconds) : String(format: "%.0f ms", milliseconds)
     }

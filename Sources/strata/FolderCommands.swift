@@ -51,14 +51,19 @@ struct ListCommand: ParsableCommand {
         for entry in entries {
             let age = formatAge(since: entry.lastAccess)
             let expiry = entry.expiry.map { " expires in \(formatAge(since: Date(), now: $0))" } ?? ""
-            print("\(formatBytes(entry.size).padding(toLength: 10, withPad: " ", startingAt: 0)) \(age.padding(toLength: 5, withPad: " ", startingAt: 0)) \(entry.key)\(expiry)")
+            print(
+                "\(formatBytes(entry.size).padding(toLength: 10, withPad: " ", startingAt: 0)) \(age.padding(toLength: 5, withPad: " ", startingAt: 0)) \(entry.key)\(expiry)"
+            )
         }
         print("\(entries.count) values, \(formatBytes(storage.totalSize))")
     }
 }
 
 struct GetCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "get", abstract: "Write a value to standard output, byte for byte.")
+    static let configuration = CommandConfiguration(
+        commandName: "get",
+        abstract: "Write a value to standard output, byte for byte."
+    )
 
     @OptionGroup var folder: FolderOptions
     @Argument(help: "The key.") var key: String
@@ -73,7 +78,10 @@ struct GetCommand: ParsableCommand {
 }
 
 struct SetCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "set", abstract: "Store standard input (or a file) as a value.")
+    static let configuration = CommandConfiguration(
+        commandName: "set",
+        abstract: "Store standard input (or a file) as a value."
+    )
 
     @OptionGroup var folder: FolderOptions
     @Argument(help: "The key.") var key: String

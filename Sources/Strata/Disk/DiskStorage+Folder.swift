@@ -252,7 +252,12 @@ extension DiskStorage {
                 }
             }
         } catch {
-            throw StorageError(.io, storage: "DiskStorage", message: "cannot verify \(root): \(error)", underlying: error)
+            throw StorageError(
+                .io,
+                storage: "DiskStorage",
+                message: "cannot verify \(root): \(error)",
+                underlying: error
+            )
         }
         return report
     }

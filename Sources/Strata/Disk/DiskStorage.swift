@@ -227,7 +227,13 @@ public final class DiskStorage: Sendable {
         let path = absolutePath(relativePath)
         guard options.mode == .cache else {
             if case .newerFormat = error {
-                throw StorageError(.unsupported, key: key, storage: name, message: "\(path): \(error)", underlying: error)
+                throw StorageError(
+                    .unsupported,
+                    key: key,
+                    storage: name,
+                    message: "\(path): \(error)",
+                    underlying: error
+                )
             }
             throw StorageError(.corrupted, key: key, storage: name, message: "\(path): \(error)", underlying: error)
         }
@@ -488,7 +494,7 @@ public final class DiskStorage: Sendable {
         }
         do {
             try attempt()
-        } catch where error.isNotFound {
+        } catch  where error.isNotFound {
             // The shard folder (or the whole folder) is missing: create it and try once more.
             do {
                 try recreateFolders(for: folder)

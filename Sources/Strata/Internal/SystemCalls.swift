@@ -107,7 +107,9 @@ enum SystemCalls {
         guard descriptor >= 0 else { throw fail("open", temporaryPath) }
         var closed = false
         do throws(SystemCallError) {
-            var vectors = chunks.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
+            var vectors = chunks.map {
+                iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count)
+            }
             var remaining = chunks.reduce(0) { $0 + $1.count }
             var first = 0
             while remaining > 0 {

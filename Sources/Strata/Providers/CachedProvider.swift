@@ -86,7 +86,13 @@ extension AsyncProvider {
         _ storage: S,
         reporting report: @escaping @Sendable (StorageError) -> Void = { _ in }
     ) -> CachedProvider<Self, S> {
-        CachedProvider(base: self, cache: storage, toStorage: { value, _ in value }, fromStorage: { value, _ in value }, report: report)
+        CachedProvider(
+            base: self,
+            cache: storage,
+            toStorage: { value, _ in value },
+            fromStorage: { value, _ in value },
+            report: report
+        )
     }
 
     /// Returns a provider that caches in a storage of another value type, converting both ways

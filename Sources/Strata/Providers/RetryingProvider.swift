@@ -58,7 +58,12 @@ public struct RetryingProvider<Base: AsyncProvider>: AsyncProvider {
                 do {
                     try await Task.sleep(for: backoff.delay(afterAttempt: attempt, random: Double.random(in: 0..<1)))
                 } catch {
-                    throw StorageError(.cancelled, key: id, storage: "RetryingProvider", message: "cancelled while waiting to retry")
+                    throw StorageError(
+                        .cancelled,
+                        key: id,
+                        storage: "RetryingProvider",
+                        message: "cancelled while waiting to retry"
+                    )
                 }
                 attempt += 1
             }
@@ -97,7 +102,8 @@ public struct TimeoutProvider<Base: AsyncProvider>: AsyncProvider {
     public let limit: Duration
 
     public func value(for id: ID) async throws(StorageError) -> Value {
-        let outcome: Result<Value, StorageError>? = await withTaskGroup(of: Result<Value, StorageError>?.self) { group in
+        let outcome: Result<Value, StorageError>? = await withTaskGroup(of: Result<Value, StorageError>?.self) {
+            group in
             group.addTask {
                 do throws(StorageError) {
                     return .success(try await base.value(for: id))
@@ -118,7 +124,12 @@ public struct TimeoutProvider<Base: AsyncProvider>: AsyncProvider {
         case .failure(let error): throw error
         case nil:
             if Task.isCancelled {
-                throw StorageError(.cancelled, key: id, storage: "TimeoutProvider", message: "the request was cancelled")
+                throw StorageError(
+                    .cancelled,
+                    key: id,
+                    storage: "TimeoutProvider",
+                    message: "the request was cancelled"
+                )
             }
             throw StorageError(.timedOut, key: id, storage: "TimeoutProvider", message: "no answer within \(limit)")
         }
