@@ -1,1 +1,61 @@
-print("todo")
+import Foundation
+
+// `swift run -c release strata-bench [--json] [--filter PREFIX] [--rounds N]`: see `Options.usage`.
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Every figure, in the order a full run prints them. A new family of figures (disk, SQLite,
+/// eviction policies) adds its list here, and its goals below.
+let benchmarks = Benchmark.memory
+let goals = Goal.memory
+
+let options: Options
+do {
+    options = try Options(arguments: Array(CommandLine.arguments.dropFirst()))
+} catch {
+    FileHandle.standardError.write(Data("strata-bench: \(error)\n\n\(Options.usage)\n".utf8))
+    exit(2)
+}
+if options.help {
+    print(Options.usage)
+    exit(0)
+}
+
+let selected = benchmarks.filter { options.selects($0.name) }
+if options.list {
+    for benchmark in selected {
+        print(benchmark.name)
+    }
+    exit(0)
+}
+guard !selected.isEmpty else {
+    FileHandle.standardError.write(Data("strata-bench: no figure matches \(options.filters)\n".utf8))
+    exit(1)
+}
+
+// Before any output: this may re-execute the bench with the interposer preloaded.
+let countsAllocations = selected.contains { $0.countsAllocations } && AllocationCounter.prepare()
+
+let reporter = Reporter(json: options.json)
+let runner = Runner(rounds: options.rounds, countsAllocations: countsAllocations)
+let clock = ContinuousClock()
+let start = clock.now
+reporter.begin(rounds: options.rounds, allocationCalibration: AllocationCounter.calibration)
+var results: [BenchmarkResult] = []
+for benchmark in selected {
+    do {
+        let result = try await runner.run(benchmark)
+        results.append(result)
+        reporter.report(result)
+    } catch {
+        FileHandle.standardError.write(Data("strata-bench: \(benchmark.name) failed: \(error)\n".utf8))
+        exit(1)
+    }
+}
+reporter.finish(results, goals: goals, seconds: start.duration(to: clock.now).nanoseconds / 1e9)
