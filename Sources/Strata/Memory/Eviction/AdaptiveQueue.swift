@@ -1,0 +1,208 @@
+/// Strata's default eviction: Window TinyLFU with a long frequency history that it forgets at once
+/// when the popular keys change, and a window that grows while recency pays more than frequency.
+///
+/// The regions are those of ``WTinyLFUQueue`` (an LRU window, then a segmented LRU main region
+/// that a candidate from the window enters only if it is requested more often than main's
+/// victim). What differs:
+///
+/// - **History.** The sketch halves every max(30 × capacity, 50,000) sightings instead of every
+///   10 × capacity, with 32 counters per entry and at least 8,192, so that estimates separate a
+///   warm key from a cold one even in a small cache.
+/// - **Shift detection.** Over periods of max(capacity, 5,000) requests the queue tracks the hit
+///   ratio among *recurring* requests (hits, and misses on keys already seen since the last
+///   halving); a scan of new keys does not move it. When a period's ratio falls below 60% of the
+///   running average, the popular set has changed, and the sketch is halved twice at once so that
+///   the new keys can displace the old.
+/// - **Window sizing.** Two ghost queues of max(capacity / 32, 8) hashes remember the candidates
+///   the window lost and the victims main lost. A miss on a hash in one of them is a hit that a
+///   slightly larger window, or main, would have had. After each period the window grows by 1/64 of
+///   the capacity (to at most 80%) when window ghosts were hit at least twice as often as main's,
+///   and shrinks (to at least 1%) when main's were hit more. Ghosts are consulted only on a miss.
+/// - **Close calls after a halving.** For the first third of each halving period, a candidate must
+///   beat a victim whose estimate is 7 or more by two, not one: the halving has just brought every
+///   saturated key down to 7, and keys seen since read one higher only for having come first. Without
+///   this a loop slightly larger than the cache evicts, after each halving, the keys it is about to
+///   request.
+///
+/// Counting is as in ``WTinyLFUQueue``: each request increments the sketch once.
+final class AdaptiveQueue: EvictionQueue {
+    private var regions: TinyLFURegions
+    private var sketch: FrequencySketch
+    /// The number of entries the sketch, the ghosts and the period are sized for; it grows with the
+    /// slots when the cache has no count limit.
+    private var sizedCapacity: Int
+    private var lastMissHash: Int?
+
+    // Monitoring, over periods of `monitorPeriod` requests.
+    private var monitorPeriod: Int
+    private var requests = 0
+    private var hits = 0
+    private var recurringMisses = 0
+    /// The running average of the recurring hit ratio, or -1 before the first period.
+    private var averageHitRatio = -1.0
+    /// Periods left during which a new drop is not taken for a shift.
+    private var cooldown = 0
+
+    // Window sizing.
+    private var windowGhost: GhostQueue
+    private var mainGhost: GhostQueue
+    private var windowGhostHits = 0
+    private var mainGhostHits = 0
+    /// The slot `victim()` last returned, and whether it is leaving from the window.
+    private var lastVictim = -1
+    private var lastVictimLeavesWindow = false
+
+    private static let minimumWindowFraction = 0.01
+    private static let maximumWindowFraction = 0.8
+
+    init(capacity: Int) {
+        regions = TinyLFURegions(capacity: capacity, windowFraction: Self.minimumWindowFraction)
+        sizedCapacity = capacity == .max ? 64 : max(capacity, 1)
+        sketch = Self.makeSketch(capacity: sizedCapacity)
+        monitorPeriod = Self.monitorPeriod(capacity: sizedCapacity)
+        windowGhost = GhostQueue(capacity: Self.ghostCapacity(capacity: sizedCapacity))
+        mainGhost = GhostQueue(capacity: Self.ghostCapacity(capacity: sizedCapacity))
+    }
+
+    private static func makeSketch(capacity: Int) -> FrequencySketch {
+        FrequencySketch(
+            counters: max(capacity * 32, 8192),
+            samplePeriod: max(capacity * 30, 50_000),
+            doorkeeperBitsPerSample: 2
+        )
+    }
+
+    private static func monitorPeriod(capacity: Int) -> Int {
+        max(capacity, 5000)
+    }
+
+    private static func ghostCapacity(capacity: Int) -> Int {
+        max(capacity / 32, 8)
+    }
+
+    func recordInsertion(of slot: Int, hash: Int) {
+        if regions.capacity == .max, slot >= sizedCapacity * 2 {
+            sizedCapacity = slot + 1
+            sketch = Self.makeSketch(capacity: sizedCapacity)
+            monitorPeriod = Self.monitorPeriod(capacity: sizedCapacity)
+            windowGhost = GhostQueue(capacity: Self.ghostCapacity(capacity: sizedCapacity))
+            mainGhost = GhostQueue(capacity: Self.ghostCapacity(capacity: sizedCapacity))
+        }
+        if lastMissHash == hash {
+            lastMissHash = nil
+        } else {
+            countMiss(hash: hash)
+        }
+        regions.insert(slot, hash: hash)
+    }
+
+    func recordAccess(of slot: Int, hash: Int) {
+        sketch.increment(hash)
+        regions.access(slot)
+        hits += 1
+        requests += 1
+        if requests >= monitorPeriod { endPeriod() }
+    }
+
+    func recordMiss(hash: Int) {
+        countMiss(hash: hash)
+        lastMissHash = hash
+    }
+
+    private func countMiss(hash: Int) {
+        let mixed = FrequencySketch.mix(hash)
+        if windowGhost.remove(mixed) { windowGhostHits += 1 }
+        if mainGhost.remove(mixed) { mainGhostHits += 1 }
+        if sketch.increment(hash) { recurringMisses += 1 }
+        requests += 1
+        if requests >= monitorPeriod { endPeriod() }
+    }
+
+    func recordRemoval(of slot: Int) {
+        if slot == lastVictim {
+            let mixed = FrequencySketch.mix(regions.hashes[slot])
+            if lastVictimLeavesWindow { windowGhost.insert(mixed) } else { mainGhost.insert(mixed) }
+            lastVictim = -1
+        }
+        regions.remove(slot)
+    }
+
+    func victim() -> Int? {
+        let choice = regions.evictionChoice()
+        var chosen = choice.victim
+        var leavesWindow = choice.victimLeavesWindow
+        if choice.candidate >= 0, !admits(candidate: choice.candidate, over: choice.victim) {
+            chosen = choice.candidate
+            leavesWindow = true
+        }
+        lastVictim = chosen
+        lastVictimLeavesWindow = leavesWindow
+        return chosen >= 0 ? chosen : nil
+    }
+
+    /// Whether the candidate from the window should replace the victim from main.
+    private func admits(candidate: Int, over victim: Int) -> Bool {
+        let candidateFrequency = sketch.frequency(of: regions.hashes[candidate])
+        let victimFrequency = sketch.frequency(of: regions.hashes[victim])
+        if victimFrequency >= 7, sketch.samples < sketch.samplePeriod / 3 {
+            return candidateFrequency > victimFrequency + 1
+        }
+        return candidateFrequency > victimFrequency
+    }
+
+    /// Looks back on the period that just ended: detects a shift in popularity and resizes the
+    /// window.
+    private func endPeriod() {
+        defer {
+            requests = 0
+            hits = 0
+            recurringMisses = 0
+            windowGhostHits = 0
+            mainGhostHits = 0
+        }
+        // Mostly first sightings, as in a scan: nothing to learn about the popular keys.
+        let recurring = hits + recurringMisses
+        if recurring * 8 >= requests {
+            detectShift(hitRatio: Double(hits) / Double(recurring))
+        }
+        sizeWindow()
+    }
+
+    private func detectShift(hitRatio: Double) {
+        if cooldown > 0 {
+            cooldown -= 1
+            averageHitRatio = hitRatio
+        } else if averageHitRatio >= 0, hitRatio < averageHitRatio * 0.6, averageHitRatio - hitRatio > 0.02 {
+            sketch.age()
+            sketch.age()
+            cooldown = 2
+            averageHitRatio = hitRatio
+        } else if averageHitRatio < 0 {
+            averageHitRatio = hitRatio
+        } else {
+            averageHitRatio += (hitRatio - averageHitRatio) * 0.25
+        }
+    }
+
+    private func sizeWindow() {
+        guard windowGhostHits + mainGhostHits >= 8 else { return }
+        let reference = regions.reference
+        let step = Double(max(1, reference / 64)) / Double(reference)
+        let fraction = regions.windowFraction
+        if windowGhostHits >= 2 * mainGhostHits, fraction < Self.maximumWindowFraction {
+            regions.setWindowFraction(min(fraction + step, Self.maximumWindowFraction))
+        } else if mainGhostHits > windowGhostHits, fraction > Self.minimumWindowFraction {
+            regions.setWindowFraction(max(fraction - step, Self.minimumWindowFraction))
+        }
+    }
+
+    func removeAll() {
+        regions.removeAll()
+        sketch.removeAll()
+        lastMissHash = nil
+        lastVictim = -1
+        windowGhost.removeAll()
+        mainGhost.removeAll()
+        regions.setWindowFraction(Self.minimumWindowFraction)
+    }
+}

@@ -1,0 +1,152 @@
+/// An approximate count of how often each key hash was seen recently: a count-min sketch of 4-bit
+/// counters behind a one-bit doorkeeper, halved periodically so that old popularity fades (the
+/// TinyLFU design).
+///
+/// A hash's first sighting since the last halving only sets its two doorkeeper bits; later ones
+/// increment its four counters, which share one 64-byte block so that an update touches one cache
+/// line. Every `samplePeriod` sightings all counters are halved and the doorkeeper is cleared.
+/// Fixed-size: ``increment(_:)`` and ``frequency(of:)`` never allocate. A halving walks the whole
+/// table, so it costs O(counters / 16 + doorkeeper bits / 64) once per period.
+struct FrequencySketch {
+    /// Counters, 16 to a word, in blocks of 8 words; each row of a hash uses two words of its block.
+    private var table: [UInt64]
+    private let blockMask: UInt64
+    private var doorkeeper: [UInt64]
+    private let doorkeeperMask: UInt64
+    /// Sightings since the last periodic halving.
+    private(set) var samples = 0
+    /// Sightings between two periodic halvings.
+    let samplePeriod: Int
+
+    /// Creates a sketch with at least `counters` counters that halves every `samplePeriod`
+    /// sightings, with `doorkeeperBitsPerSample` doorkeeper bits per sighting of a period.
+    init(counters: Int, samplePeriod: Int, doorkeeperBitsPerSample: Int) {
+        let words = Self.powerOfTwo(atLeast: max(counters / 16, 8))
+        table = Array(repeating: 0, count: words)
+        blockMask = UInt64(words / 8 - 1)
+        self.samplePeriod = max(samplePeriod, 16)
+        let doorkeeperWords = Self.powerOfTwo(atLeast: self.samplePeriod * doorkeeperBitsPerSample / 64)
+        doorkeeper = Array(repeating: 0, count: doorkeeperWords)
+        doorkeeperMask = UInt64(doorkeeperWords * 64 - 1)
+    }
+
+    private static func powerOfTwo(atLeast value: Int) -> Int {
+        var result = 1
+        while result < value { result <<= 1 }
+        return result
+    }
+
+    /// Spreads a key hash over 64 bits (the SplitMix64 finalizer), so that sketches and ghost
+    /// queues do not depend on the quality of the key's `hashValue`.
+    @inline(__always)
+    static func mix(_ hash: Int) -> UInt64 {
+        var x = UInt64(bitPattern: Int64(hash)) &+ 0x9E37_79B9_7F4A_7C15
+        x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        x = (x ^ (x >> 27)) &* 0x94D0_49BB_1331_11EB
+        return x ^ (x >> 31)
+    }
+
+    /// The estimated number of sightings of `hash`, from 0 to 16: its smallest counter, plus one if
+    /// its doorkeeper bits are set.
+    func frequency(of hash: Int) -> Int {
+        let mixed = Self.mix(hash)
+        let seen = doorkeeperContains(mixed)
+        return Int(truncatingIfNeeded: minimumCounter(mixed)) + (seen ? 1 : 0)
+    }
+
+    /// Records one sighting of `hash`, and returns whether it had been seen since the last
+    /// halving (its doorkeeper bits were set).
+    @discardableResult
+    mutating func increment(_ hash: Int) -> Bool {
+        let mixed = Self.mix(hash)
+        let seen = doorkeeperContains(mixed)
+        if seen {
+            let block = Self.block(mixed, mask: blockMask)
+            for row in 0..<4 {
+                let (word, shift) = Self.position(mixed, row: row, block: block)
+                if (table[word] >> shift) & 15 != 15 {
+                    table[word] &+= 1 << shift
+                }
+            }
+        } else {
+            doorkeeperInsert(mixed)
+        }
+        samples += 1
+        if samples >= samplePeriod {
+            halve()
+            samples = 0
+        }
+        return seen
+    }
+
+    /// Halves every counter and clears the doorkeeper now, without moving the next periodic
+    /// halving, so that popularity fades faster.
+    mutating func age() {
+        halve()
+    }
+
+    /// Forgets every sighting.
+    mutating func removeAll() {
+        for index in table.indices { table[index] = 0 }
+        for index in doorkeeper.indices { doorkeeper[index] = 0 }
+        samples = 0
+    }
+
+    private mutating func halve() {
+        for index in table.indices {
+            table[index] = (table[index] >> 1) & 0x7777_7777_7777_7777
+        }
+        for index in doorkeeper.indices {
+            doorkeeper[index] = 0
+        }
+    }
+
+    @inline(__always)
+    private func minimumCounter(_ mixed: UInt64) -> UInt64 {
+        let block = Self.block(mixed, mask: blockMask)
+        var minimum: UInt64 = 15
+        for row in 0..<4 {
+            let (word, shift) = Self.position(mixed, row: row, block: block)
+            minimum = min(minimum, (table[word] >> shift) & 15)
+        }
+        return minimum
+    }
+
+    /// The first word of the hash's block.
+    @inline(__always)
+    private static func block(_ mixed: UInt64, mask: UInt64) -> Int {
+        Int(truncatingIfNeeded: (mixed & mask) << 3)
+    }
+
+    /// Row `row`'s counter for a mixed hash: one of the row's two words in the block (bits 20–23
+    /// choose), and one of the word's 16 nibbles (bits 32–47 choose).
+    @inline(__always)
+    private static func position(_ mixed: UInt64, row: Int, block: Int) -> (word: Int, shift: UInt64) {
+        let word = block + row * 2 + Int(truncatingIfNeeded: (mixed >> (20 + UInt64(row))) & 1)
+        let shift = ((mixed >> (32 + UInt64(row) * 4)) & 15) << 2
+        return (word, shift)
+    }
+
+    /// Two bit positions for a mixed hash, from the high halves of two products so that they are
+    /// independent of the bits that chose the counters.
+    @inline(__always)
+    private func doorkeeperBits(_ mixed: UInt64) -> (Int, Int) {
+        let first = (mixed &* 0xD6E8_FEB8_6659_FD93) >> 32 & doorkeeperMask
+        let second = (mixed &* 0x9FB2_1C65_1E98_DF25) >> 32 & doorkeeperMask
+        return (Int(truncatingIfNeeded: first), Int(truncatingIfNeeded: second))
+    }
+
+    @inline(__always)
+    private func doorkeeperContains(_ mixed: UInt64) -> Bool {
+        let (first, second) = doorkeeperBits(mixed)
+        return doorkeeper[first >> 6] & (1 << UInt64(first & 63)) != 0
+            && doorkeeper[second >> 6] & (1 << UInt64(second & 63)) != 0
+    }
+
+    @inline(__always)
+    private mutating func doorkeeperInsert(_ mixed: UInt64) {
+        let (first, second) = doorkeeperBits(mixed)
+        doorkeeper[first >> 6] |= 1 << UInt64(first & 63)
+        doorkeeper[second >> 6] |= 1 << UInt64(second & 63)
+    }
+}

@@ -1,0 +1,171 @@
+/// The entries of a Window TinyLFU queue, in order: an LRU window for new entries and a segmented
+/// LRU main region (probation and protected).
+///
+/// An entry leaving the window enters probation as the *candidate*; the queue that owns the
+/// regions decides, when it must evict, whether the candidate or probation's oldest entry (the
+/// *victim*) goes. A read in probation promotes an entry to protected; protected's oldest entries
+/// drop back to probation when it is over its share. All moves are O(1) and allocate only when a
+/// slot index is seen for the first time.
+struct TinyLFURegions {
+    enum Region: UInt8 {
+        case none, window, probation, protected
+    }
+
+    /// The capacity given by the cache, or `Int.max` when it has only a cost limit.
+    let capacity: Int
+    /// The protected segment's share of the main region.
+    private let protectedFraction = 0.8
+    /// The window's share of the capacity; at least one entry.
+    private(set) var windowFraction: Double
+
+    private var links = SlotLinks()
+    /// Each slot's key hash, for the frequency sketch.
+    private(set) var hashes: [Int] = []
+    private var regions: [Region] = []
+    private var window = SlotLinks.List()
+    private var probation = SlotLinks.List()
+    private var protected = SlotLinks.List()
+    /// The entry that last left the window and has not been judged yet, or -1.
+    private(set) var candidate = -1
+
+    init(capacity: Int, windowFraction: Double) {
+        self.capacity = capacity
+        self.windowFraction = windowFraction
+    }
+
+    /// The number of entries held.
+    var count: Int { window.count + probation.count + protected.count }
+
+    /// The number of slot indices seen so far.
+    var slotCount: Int { hashes.count }
+
+    /// The number of entries the regions are sized against: the capacity, or the entries held when
+    /// there is no count limit.
+    var reference: Int {
+        capacity == .max ? max(count, 1) : capacity
+    }
+
+    /// The most entries the window holds.
+    var windowMaximum: Int {
+        max(1, Int(Double(reference) * windowFraction))
+    }
+
+    private var protectedMaximum: Int {
+        Int(Double(reference - windowMaximum) * protectedFraction)
+    }
+
+    /// Puts a new entry at the head of the window, moving the window's overflow to probation.
+    mutating func insert(_ slot: Int, hash: Int) {
+        if slot >= hashes.count {
+            links.ensureCapacity(for: slot)
+            while hashes.count <= slot {
+                hashes.append(0)
+                regions.append(.none)
+            }
+        }
+        hashes[slot] = hash
+        regions[slot] = .window
+        links.pushHead(slot, onto: &window)
+        moveWindowOverflowToProbation()
+    }
+
+    /// Records a use: the entry moves to the head of its region, from probation to protected.
+    mutating func access(_ slot: Int) {
+        switch regions[slot] {
+        case .window:
+            links.moveToHead(slot, in: &window)
+        case .probation:
+            links.unlink(slot, from: &probation)
+            links.pushHead(slot, onto: &protected)
+            regions[slot] = .protected
+            if candidate == slot { candidate = -1 }
+            demoteProtectedOverflow()
+        case .protected:
+            links.moveToHead(slot, in: &protected)
+        case .none:
+            break
+        }
+    }
+
+    /// Takes an entry out of whichever region holds it.
+    mutating func remove(_ slot: Int) {
+        switch regions[slot] {
+        case .window: links.unlink(slot, from: &window)
+        case .probation: links.unlink(slot, from: &probation)
+        case .protected: links.unlink(slot, from: &protected)
+        case .none: break
+        }
+        regions[slot] = .none
+        if candidate == slot { candidate = -1 }
+    }
+
+    /// What to evict: the candidate and the victim it competes with when there is a candidate and
+    /// a distinct victim; otherwise a single choice in `victim` (`candidate` is -1), the oldest
+    /// of probation, protected or the window, in that order; -1 when empty.
+    func evictionChoice() -> (candidate: Int, victim: Int, victimLeavesWindow: Bool) {
+        if candidate >= 0 {
+            let victim = probation.tail
+            return victim == candidate || victim < 0 ? (-1, candidate, true) : (candidate, victim, false)
+        }
+        if probation.tail >= 0 { return (-1, probation.tail, false) }
+        if protected.tail >= 0 { return (-1, protected.tail, false) }
+        return (-1, window.tail, true)
+    }
+
+    /// Resizes the window to `fraction` of the capacity, moving entries between the window and
+    /// main: a smaller window hands its oldest entries to probation, a larger one takes main's
+    /// oldest.
+    mutating func setWindowFraction(_ fraction: Double) {
+        let previous = windowMaximum
+        windowFraction = fraction
+        var growth = windowMaximum - previous
+        while growth > 0 {
+            var moved = probation.tail
+            if moved >= 0 {
+                links.unlink(moved, from: &probation)
+                if candidate == moved { candidate = -1 }
+            } else {
+                moved = protected.tail
+                guard moved >= 0 else { break }
+                links.unlink(moved, from: &protected)
+            }
+            links.pushHead(moved, onto: &window)
+            regions[moved] = .window
+            growth -= 1
+        }
+        moveWindowOverflowToProbation()
+        demoteProtectedOverflow()
+    }
+
+    private mutating func moveWindowOverflowToProbation() {
+        let maximum = windowMaximum
+        while window.count > maximum {
+            let oldest = window.tail
+            links.unlink(oldest, from: &window)
+            links.pushHead(oldest, onto: &probation)
+            regions[oldest] = .probation
+            candidate = oldest
+        }
+    }
+
+    private mutating func demoteProtectedOverflow() {
+        let maximum = protectedMaximum
+        while protected.count > maximum {
+            let oldest = protected.tail
+            links.unlink(oldest, from: &protected)
+            links.pushHead(oldest, onto: &probation)
+            regions[oldest] = .probation
+        }
+    }
+
+    /// Forgets every entry, keeping the arrays' storage.
+    mutating func removeAll() {
+        links.removeAll()
+        hashes.removeAll(keepingCapacity: true)
+        regions.removeAll(keepingCapacity: true)
+        window = SlotLinks.List()
+        probation = SlotLinks.List()
+        protected = SlotLinks.List()
+        candidate = -1
+    }
+}
