@@ -91,8 +91,9 @@ extension AsyncProvider {
 
 /// A provider that gives up on its base after a time limit.
 ///
-/// Created by ``AsyncProvider/timeout(_:)``. On time-out the base's request is cancelled and
-/// ``StorageError/Code/timedOut`` is thrown. Any task may use it.
+/// Created by ``AsyncProvider/timeout(_:)``. On time-out the request throws
+/// ``StorageError/Code/timedOut`` at once and the base's request is cancelled; a base that ignores
+/// cancellation finishes in the background and its answer is dropped. Any task may use it.
 public struct TimeoutProvider<Base: AsyncProvider>: AsyncProvider {
     public typealias ID = Base.ID
     public typealias Value = Base.Value
@@ -102,37 +103,88 @@ public struct TimeoutProvider<Base: AsyncProvider>: AsyncProvider {
     public let limit: Duration
 
     public func value(for id: ID) async throws(StorageError) -> Value {
-        let outcome: Result<Value, StorageError>? = await withTaskGroup(of: Result<Value, StorageError>?.self) {
-            group in
-            group.addTask {
-                do throws(StorageError) {
-                    return .success(try await base.value(for: id))
-                } catch {
-                    return .failure(error)
+        let race = TimeoutRace<Value>()
+        let outcome = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<TimeoutRace<Value>.Outcome, Never>) in
+                // Both tasks are cancelled by the race as soon as it has an outcome.
+                let work = Task { [base] in
+                    do throws(StorageError) {
+                        race.finish(.value(try await base.value(for: id)))
+                    } catch {
+                        race.finish(.failure(error))
+                    }
                 }
+                let timer = Task { [limit] in
+                    try? await Task.sleep(for: limit)
+                    race.finish(.timedOut)
+                }
+                race.start(continuation, work: work, timer: timer)
             }
-            group.addTask {
-                try? await Task.sleep(for: limit)
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
+        } onCancel: {
+            race.finish(.cancelled)
         }
         switch outcome {
-        case .success(let value): return value
+        case .value(let value): return value
         case .failure(let error): throw error
-        case nil:
-            if Task.isCancelled {
-                throw StorageError(
-                    .cancelled,
-                    key: id,
-                    storage: "TimeoutProvider",
-                    message: "the request was cancelled"
-                )
-            }
+        case .timedOut:
             throw StorageError(.timedOut, key: id, storage: "TimeoutProvider", message: "no answer within \(limit)")
+        case .cancelled:
+            throw StorageError(.cancelled, key: id, storage: "TimeoutProvider", message: "the request was cancelled")
         }
+    }
+}
+
+/// The state of one timed request: whichever of the answer, the timer and cancellation comes
+/// first resumes the caller; the others are ignored. Any task may use it.
+final class TimeoutRace<Value: Sendable>: Sendable {
+    enum Outcome: Sendable {
+        case value(Value)
+        case failure(StorageError)
+        case timedOut
+        case cancelled
+    }
+
+    private struct State {
+        var continuation: CheckedContinuation<Outcome, Never>?
+        var early: Outcome?
+        var tasks: [Task<Void, Never>] = []
+        var isFinished = false
+    }
+
+    private let state = LockedState(State())
+
+    func start(_ continuation: CheckedContinuation<Outcome, Never>, work: Task<Void, Never>, timer: Task<Void, Never>) {
+        let early = state.withLock { state -> Outcome? in
+            if let early = state.early {
+                state.early = nil
+                return early
+            }
+            state.continuation = continuation
+            state.tasks = [work, timer]
+            return nil
+        }
+        if let early {
+            work.cancel()
+            timer.cancel()
+            continuation.resume(returning: early)
+        }
+    }
+
+    func finish(_ outcome: Outcome) {
+        let (continuation, tasks) = state.withLock {
+            state -> (CheckedContinuation<Outcome, Never>?, [Task<Void, Never>]) in
+            guard !state.isFinished else { return (nil, []) }
+            state.isFinished = true
+            guard let continuation = state.continuation else {
+                state.early = outcome
+                return (nil, [])
+            }
+            state.continuation = nil
+            defer { state.tasks = [] }
+            return (continuation, state.tasks)
+        }
+        for task in tasks { task.cancel() }
+        continuation?.resume(returning: outcome)
     }
 }
 
