@@ -366,8 +366,13 @@ import Testing
         let clock = ManualClock()
         let counter = LockedState(0)
         let storage = MemoryStorage<String, TimestampedValue<Int>>()
-        let provider = Provider { (_: String) in counter.withLock { $0 += 1; return $0 } }
-            .cache(storage, refreshingAfter: .seconds(60), clock: clock)
+        let provider = Provider { (_: String) in
+            counter.withLock {
+                $0 += 1
+                return $0
+            }
+        }
+        .cache(storage, refreshingAfter: .seconds(60), clock: clock)
 
         let first = try await provider.value(for: "a")
         let fresh = try await provider.value(for: "a")
