@@ -14,10 +14,12 @@
 ///   running average, the popular set has changed, and the sketch is halved twice at once so that
 ///   the new keys can displace the old.
 /// - **Window sizing.** Two ghost queues of max(capacity / 32, 8) hashes remember the candidates
-///   the window lost and the victims main lost. A miss on a hash in one of them is a hit that a
-///   slightly larger window, or main, would have had. After each period the window grows by 1/64 of
-///   the capacity (to at most 80%) when window ghosts were hit at least twice as often as main's,
-///   and shrinks (to at least 1%) when main's were hit more. Ghosts are consulted only on a miss.
+///   the window lost and the victims main lost; a miss on a hash in one of them is a hit that a
+///   slightly larger window, or main, would have had. After each period the window grows by 1/32 of
+///   the capacity (to at most 99%) when a slot added to it would have served more than twice the
+///   hits of a slot of probation (main's coldest segment), and shrinks (to at least 1%) when a slot
+///   of probation or of main's ghost serves more than a slot of the window. Ghosts are consulted
+///   only on a miss; a hit only counts which region it landed in.
 /// - **Close calls after a halving.** For the first third of each halving period, a candidate must
 ///   beat a victim whose estimate is 7 or more by two, not one: the halving has just brought every
 ///   saturated key down to 7, and keys seen since read one higher only for having come first. Without
@@ -48,12 +50,14 @@ final class AdaptiveQueue: EvictionQueue {
     private var mainGhost: GhostQueue
     private var windowGhostHits = 0
     private var mainGhostHits = 0
+    private var windowHits = 0
+    private var probationHits = 0
     /// The slot `victim()` last returned, and whether it is leaving from the window.
     private var lastVictim = -1
     private var lastVictimLeavesWindow = false
 
     private static let minimumWindowFraction = 0.01
-    private static let maximumWindowFraction = 0.8
+    private static let maximumWindowFraction = 0.99
 
     init(capacity: Int) {
         regions = TinyLFURegions(capacity: capacity, windowFraction: Self.minimumWindowFraction)
@@ -98,7 +102,11 @@ final class AdaptiveQueue: EvictionQueue {
 
     func recordAccess(of slot: Int, hash: Int) {
         sketch.increment(hash)
-        regions.access(slot)
+        switch regions.access(slot) {
+        case .window: windowHits += 1
+        case .probation: probationHits += 1
+        default: break
+        }
         hits += 1
         requests += 1
         if requests >= monitorPeriod { endPeriod() }
@@ -159,6 +167,8 @@ final class AdaptiveQueue: EvictionQueue {
             recurringMisses = 0
             windowGhostHits = 0
             mainGhostHits = 0
+            windowHits = 0
+            probationHits = 0
         }
         // Mostly first sightings, as in a scan: nothing to learn about the popular keys.
         let recurring = hits + recurringMisses
@@ -184,14 +194,22 @@ final class AdaptiveQueue: EvictionQueue {
         }
     }
 
+    /// Moves the boundary between the window and main towards the side whose next slot would
+    /// serve more hits: a slot added to the window is worth its ghost's hits, a slot taken from
+    /// main costs probation's hits per entry (probation holds main's coldest entries), and the other
+    /// way round with main's ghost and the window's hits per entry.
     private func sizeWindow() {
-        guard windowGhostHits + mainGhostHits >= 8 else { return }
+        let ghostSlots = Double(windowGhost.capacity)
+        let windowGain = Double(windowGhostHits) / ghostSlots
+        let mainGain = Double(mainGhostHits) / ghostSlots
+        let windowValue = Double(windowHits) / Double(max(regions.windowCount, 1))
+        let probationValue = Double(probationHits) / Double(max(regions.probationCount, 1))
         let reference = regions.reference
-        let step = Double(max(1, reference / 64)) / Double(reference)
+        let step = Double(max(1, reference / 32)) / Double(reference)
         let fraction = regions.windowFraction
-        if windowGhostHits >= 2 * mainGhostHits, fraction < Self.maximumWindowFraction {
+        if windowGhostHits >= 8, windowGain > 2 * probationValue, fraction < Self.maximumWindowFraction {
             regions.setWindowFraction(min(fraction + step, Self.maximumWindowFraction))
-        } else if mainGhostHits > windowGhostHits, fraction > Self.minimumWindowFraction {
+        } else if max(mainGain, probationValue) > windowValue, fraction > Self.minimumWindowFraction {
             regions.setWindowFraction(max(fraction - step, Self.minimumWindowFraction))
         }
     }

@@ -36,6 +36,12 @@ struct TinyLFURegions {
     /// The number of entries held.
     var count: Int { window.count + probation.count + protected.count }
 
+    /// The number of entries in the window.
+    var windowCount: Int { window.count }
+
+    /// The number of entries on probation.
+    var probationCount: Int { probation.count }
+
     /// The number of slot indices seen so far.
     var slotCount: Int { hashes.count }
 
@@ -70,8 +76,11 @@ struct TinyLFURegions {
     }
 
     /// Records a use: the entry moves to the head of its region, from probation to protected.
-    mutating func access(_ slot: Int) {
-        switch regions[slot] {
+    /// Returns the region the entry was in.
+    @discardableResult
+    mutating func access(_ slot: Int) -> Region {
+        let region = regions[slot]
+        switch region {
         case .window:
             links.moveToHead(slot, in: &window)
         case .probation:
@@ -85,6 +94,7 @@ struct TinyLFURegions {
         case .none:
             break
         }
+        return region
     }
 
     /// Takes an entry out of whichever region holds it.
