@@ -1,0 +1,191 @@
+import Foundation
+import Strata
+import Testing
+
+/// Many tasks hammering the same storages with random operations; CI runs this suite alone under
+/// ThreadSanitizer (`swift test --sanitize=thread --filter StressTests`).
+///
+/// Each task draws from its own seeded generator, so the operations (though not their
+/// interleaving) repeat from run to run.
+@Suite(.tags(.stress)) struct StressTests {
+    private static let taskCount = 4
+    private static let operationsPerTask = 25_000
+    private static let keySpace = 256
+    private static let maximumCount = 64
+    private static let maximumCost = 4_096
+
+    private enum Operation {
+        case read, write, remove, update
+
+        static func random(using generator: inout SeededRandomNumberGenerator) -> Operation {
+            switch Int.random(in: 0..<10, using: &generator) {
+            case 0..<4: .read
+            case 4..<7: .write
+            case 7: .remove
+            default: .update
+            }
+        }
+    }
+
+    /// A value of a random size; now and then one larger than the whole cost limit.
+    private static func randomValue(using generator: inout SeededRandomNumberGenerator) -> Data {
+        let isOversize = Int.random(in: 0..<100, using: &generator) == 0
+        let size = isOversize ? maximumCost + 1 : Int.random(in: 0...200, using: &generator)
+        return Data(repeating: UInt8(truncatingIfNeeded: size), count: size)
+    }
+
+    /// The first limit a storage breaks, or `nil` while it keeps them.
+    private static func brokenLimit(of storage: MemoryStorage<Int, Data>, name: String) -> String? {
+        let statistics = storage.statistics
+        if statistics.count > storage.maximumCount {
+            return "\(name) holds \(statistics.count) entries, more than \(storage.maximumCount)"
+        }
+        if statistics.totalCost > storage.maximumCost || statistics.totalCost < 0 {
+            return "\(name) costs \(statistics.totalCost), outside 0...\(storage.maximumCost)"
+        }
+        return nil
+    }
+
+    /// Whether the storage's entries add up to its count and total cost. Call it when no task is
+    /// using the storage.
+    private static func isConsistent(_ storage: MemoryStorage<Int, Data>) -> Bool {
+        let keys = storage.keys()
+        let cost = keys.reduce(0) { $0 + (storage.value(forKey: $1)?.count ?? 0) }
+        return keys.count == storage.count && cost == storage.totalCost
+    }
+
+    @Test func mixedOperationsKeepMemoryStorageWithinItsLimits() async throws {
+        let cache = try MemoryStorage<Int, Data>(maximumCount: Self.maximumCount, maximumCost: Self.maximumCost)
+
+        let problems = await withTaskGroup(of: String?.self) { group in
+            for task in 0..<Self.taskCount {
+                group.addTask {
+                    var generator = SeededRandomNumberGenerator(seed: UInt64(task))
+                    for _ in 0..<Self.operationsPerTask {
+                        let key = Int.random(in: 0..<Self.keySpace, using: &generator)
+                        let value = Self.randomValue(using: &generator)
+                        switch Operation.random(using: &generator) {
+                        case .read: _ = cache.value(forKey: key)
+                        case .write: cache.set(value, forKey: key)
+                        case .remove: cache.removeValue(forKey: key)
+                        case .update: _ = try? cache.update(forKey: key) { $0 = $0 == nil ? value : nil }
+                        }
+                        if let problem = Self.brokenLimit(of: cache, name: "the cache") {
+                            return problem
+                        }
+                    }
+                    return nil
+                }
+            }
+            return await group.reduce(into: [String]()) { problems, problem in
+                if let problem { problems.append(problem) }
+            }
+        }
+
+        #expect(problems.isEmpty)
+        #expect(Self.isConsistent(cache))
+        #expect(cache.statistics.evictions > 0)
+        #expect(cache.statistics.rejections > 0)
+    }
+
+    @Test func mixedOperationsKeepCombinedLayersWithinTheirLimits() async throws {
+        let front = try MemoryStorage<Int, Data>(maximumCount: Self.maximumCount / 4, maximumCost: Self.maximumCost / 4)
+        let back = try MemoryStorage<Int, Data>(maximumCount: Self.maximumCount, maximumCost: Self.maximumCost)
+        let combined = front.combined(with: back)
+
+        let problems = await withTaskGroup(of: String?.self) { group in
+            for task in 0..<Self.taskCount {
+                group.addTask {
+                    var generator = SeededRandomNumberGenerator(seed: UInt64(100 + task))
+                    for _ in 0..<Self.operationsPerTask {
+                        let key = Int.random(in: 0..<Self.keySpace, using: &generator)
+                        let value = Self.randomValue(using: &generator)
+                        do {
+                            switch Operation.random(using: &generator) {
+                            case .read: _ = try await combined.value(forKey: key)
+                            case .write: try await combined.set(value, forKey: key)
+                            case .remove: try await combined.removeValue(forKey: key)
+                            case .update: try await combined.update(forKey: key) { $0 = $0 == nil ? value : nil }
+                            }
+                        } catch {
+                            return "operation failed: \(error)"
+                        }
+                        if let problem = Self.brokenLimit(of: front, name: "the front")
+                            ?? Self.brokenLimit(of: back, name: "the back")
+                        {
+                            return problem
+                        }
+                    }
+                    return nil
+                }
+            }
+            return await group.reduce(into: [String]()) { problems, problem in
+                if let problem { problems.append(problem) }
+            }
+        }
+
+        #expect(problems.isEmpty)
+        #expect(Self.isConsistent(front))
+        #expect(Self.isConsistent(back))
+        let stale = front.keys().filter { key in
+            guard let inBack = back.value(forKey: key) else { return false }
+            return front.value(forKey: key) != inBack
+        }
+        #expect(stale.isEmpty, "the front holds values the back has replaced")
+    }
+
+    @Test func concurrentUpdatesOnFewKeysAreNeverLost() async throws {
+        let cache = MemoryStorage<Int, Int>()
+        let keys = 0..<4
+
+        let counts = try await withThrowingTaskGroup(of: [Int].self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    var generator = SeededRandomNumberGenerator(seed: UInt64(200 + task))
+                    var counts = Array(repeating: 0, count: keys.count)
+                    for _ in 0..<2_500 {
+                        let key = Int.random(in: keys, using: &generator)
+                        try cache.update(forKey: key) { $0 = ($0 ?? 0) + 1 }
+                        counts[key] += 1
+                    }
+                    return counts
+                }
+            }
+            return try await group.reduce(into: Array(repeating: 0, count: keys.count)) { total, counts in
+                for key in keys { total[key] += counts[key] }
+            }
+        }
+
+        #expect(keys.map { cache.value(forKey: $0) ?? 0 } == counts)
+        #expect(counts.reduce(0, +) == 20_000)
+    }
+
+    @Test func concurrentUpdatesThroughCombinedLayersAreNeverLost() async throws {
+        let combined = MemoryStorage<Int, Int>().combined(with: MemoryStorage<Int, Int>())
+        let keys = 0..<4
+
+        let counts = try await withThrowingTaskGroup(of: [Int].self) { group in
+            for task in 0..<4 {
+                group.addTask {
+                    var generator = SeededRandomNumberGenerator(seed: UInt64(300 + task))
+                    var counts = Array(repeating: 0, count: keys.count)
+                    for _ in 0..<1_000 {
+                        let key = Int.random(in: keys, using: &generator)
+                        if Int.random(in: 0..<4, using: &generator) == 0 {
+                            _ = try await combined.value(forKey: key)
+                        }
+                        try await combined.update(forKey: key, default: 0) { $0 += 1 }
+                        counts[key] += 1
+                    }
+                    return counts
+                }
+            }
+            return try await group.reduce(into: Array(repeating: 0, count: keys.count)) { total, counts in
+                for key in keys { total[key] += counts[key] }
+            }
+        }
+
+        #expect(keys.map { combined.back.value(forKey: $0) ?? 0 } == counts)
+        #expect(keys.map { combined.front.value(forKey: $0) ?? 0 } == counts)
+    }
+}
