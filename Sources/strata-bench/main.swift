@@ -10,6 +10,11 @@ import Glibc
 import Musl
 #endif
 
+// `strata-bench hitrate [...]` compares the eviction policies' hit ratios: see `HitRateCommand.usage`.
+if CommandLine.arguments.dropFirst().first == "hitrate" {
+    exit(await HitRateCommand.run(arguments: Array(CommandLine.arguments.dropFirst(2))))
+}
+
 /// Every figure, in the order a full run prints them. A new family of figures (disk, SQLite,
 /// eviction policies) adds its list here, and its goals below.
 let benchmarks = Benchmark.memory

@@ -1,0 +1,253 @@
+import Foundation
+import Strata
+
+/// `strata-bench hitrate`: replays traces through real `MemoryStorage` instances, one per eviction
+/// policy and cache size, and compares their hit ratios with Belady's offline optimum.
+///
+/// Each request is a read, followed on a miss by a write of the key (the usual cache-aside use).
+/// Cache sizes are 0.1%, 1% and 10% of the trace's distinct keys (100, 1,000 and 10,000 entries for
+/// the synthetic traces, whose definitions are those of `HITRATES.md`).
+enum HitRateCommand {
+    static let usage = """
+        USAGE: strata-bench hitrate [--json] [--filter PREFIX]... [--trace FILE [--csv-column N]]
+                                    [--plot FILE.svg]
+
+        Replays each trace through MemoryStorage<Int, Int>(maximumCount: size, evictionPolicy: ...)
+        for every policy (lru, w-tinylfu, s3-fifo, and default, the policy used when none is given)
+        at 0.1%, 1% and 10% of the trace's distinct keys, and prints each hit ratio with its fraction
+        of Belady's offline optimum. Synthetic traces (HITRATES.md): zipf0.6, zipf0.8, zipf1.0,
+        zipf0.8+scans, shift0.8, loop1.1x. Figures move by a few tenths of a point from run to run,
+        as key hashes are seeded per process.
+
+        OPTIONS:
+          --json            Print one JSON object per trace, size and policy instead of a table.
+          --filter PREFIX   Replay only the synthetic traces whose name starts with PREFIX (repeatable).
+          --trace FILE      Replay FILE instead of the synthetic traces: one key per line.
+          --csv-column N    With --trace: FILE is CSV and the key is its N-th column, counting from 1.
+          --plot FILE.svg   Also write an SVG chart of hit ratio against cache size per trace.
+          -h, --help        Print this help, and exit.
+        """
+
+    /// The policies compared, by the name the table and JSON use.
+    static let policies: [(name: String, policy: EvictionPolicy)] = [
+        ("lru", .leastRecentlyUsed), ("w-tinylfu", .wTinyLFU), ("s3-fifo", .s3FIFO), ("default", .default),
+    ]
+
+    /// The cache sizes, as fractions of the distinct keys, and their labels.
+    static let sizes: [(label: String, fraction: Double)] = [("0.1%", 0.001), ("1%", 0.01), ("10%", 0.1)]
+
+    /// The synthetic traces by name; the loop depends on the cache size, so each is made per size.
+    static let synthetic: [(name: String, make: @Sendable (_ cacheSize: Int) -> Trace)] = [
+        ("zipf0.6", { _ in .zipf(0.6) }),
+        ("zipf0.8", { _ in .zipf(0.8) }),
+        ("zipf1.0", { _ in .zipf(1.0) }),
+        ("zipf0.8+scans", { _ in .zipfWithScans() }),
+        ("shift0.8", { _ in .shift() }),
+        ("loop1.1x", { .loop(cacheSize: $0) }),
+    ]
+
+    /// Runs the subcommand with `arguments` (those after `hitrate`) and returns the exit status.
+    static func run(arguments: [String]) async -> Int32 {
+        let options: HitRateOptions
+        do {
+            options = try HitRateOptions(arguments: arguments)
+        } catch {
+            FileHandle.standardError.write(Data("strata-bench hitrate: \(error)\n\n\(usage)\n".utf8))
+            return 2
+        }
+        if options.help {
+            print(usage)
+            return 0
+        }
+        do {
+            let clock = ContinuousClock()
+            let start = clock.now
+            let jobs = try makeJobs(options)
+            let report = HitRateReport(json: options.json)
+            report.begin()
+            let results = await replay(jobs)
+            report.report(results)
+            if let plot = options.plot {
+                try HitRatePlot(results: results).write(to: plot)
+                report.note("wrote \(plot)")
+            }
+            let seconds = Double(start.duration(to: clock.now).components.seconds)
+            report.note("run time: \(Int(seconds)) s")
+            return 0
+        } catch {
+            FileHandle.standardError.write(Data("strata-bench hitrate: \(error)\n".utf8))
+            return 1
+        }
+    }
+
+    /// One trace at one cache size.
+    struct Job: Sendable {
+        var trace: String
+        var size: String
+        var capacity: Int
+        var make: @Sendable () -> Trace
+    }
+
+    private static func makeJobs(_ options: HitRateOptions) throws(HitRateError) -> [Job] {
+        if let path = options.tracePath {
+            let trace = try Trace.load(path: path, csvColumn: options.csvColumn)
+            return sizes.map { size in
+                Job(
+                    trace: trace.name,
+                    size: size.label,
+                    capacity: capacity(size.fraction, of: trace.keySpace),
+                    make: { trace }
+                )
+            }
+        }
+        let selected = synthetic.filter { trace in
+            options.filters.isEmpty || options.filters.contains { trace.name.hasPrefix($0) }
+        }
+        guard !selected.isEmpty else {
+            throw HitRateError("no synthetic trace matches \(options.filters)")
+        }
+        return selected.flatMap { trace in
+            sizes.map { size in
+                let capacity = capacity(size.fraction, of: Trace.syntheticKeySpace)
+                return Job(trace: trace.name, size: size.label, capacity: capacity, make: { trace.make(capacity) })
+            }
+        }
+    }
+
+    private static func capacity(_ fraction: Double, of keySpace: Int) -> Int {
+        max(1, Int((fraction * Double(keySpace)).rounded()))
+    }
+
+    /// Replays every job, two at a time or as many as there are cores, and returns the results in
+    /// the jobs' order.
+    private static func replay(_ jobs: [Job]) async -> [HitRateResult] {
+        await withTaskGroup(of: (Int, HitRateResult).self) { group in
+            var results = [HitRateResult?](repeating: nil, count: jobs.count)
+            var next = 0
+            let width = max(ProcessInfo.processInfo.activeProcessorCount, 1)
+            func addNext() {
+                guard next < jobs.count else { return }
+                let index = next
+                let job = jobs[index]
+                group.addTask { (index, replayJob(job)) }
+                next += 1
+            }
+            for _ in 0..<width { addNext() }
+            for await (index, result) in group {
+                results[index] = result
+                addNext()
+            }
+            return results.compactMap { $0 }
+        }
+    }
+
+    private static func replayJob(_ job: Job) -> HitRateResult {
+        let trace = job.make()
+        var hitRatios: [(policy: String, hitRatio: Double)] = []
+        for (name, policy) in policies {
+            hitRatios.append((name, hitRatio(of: trace.keys, policy: policy, capacity: job.capacity)))
+        }
+        let belady = Double(beladyHits(trace.keys, capacity: job.capacity)) / Double(trace.keys.count)
+        return HitRateResult(
+            trace: job.trace,
+            size: job.size,
+            capacity: job.capacity,
+            hitRatios: hitRatios,
+            belady: belady
+        )
+    }
+
+    /// The hit ratio of a cache of `capacity` entries evicting by `policy` on `keys`, read and, on a
+    /// miss, written.
+    static func hitRatio(of keys: [Int], policy: EvictionPolicy, capacity: Int) -> Double {
+        let cache: MemoryStorage<Int, Int>
+        do {
+            cache = try MemoryStorage<Int, Int>(maximumCount: capacity, evictionPolicy: policy)
+        } catch {
+            preconditionFailure("a positive capacity is valid: \(error)")
+        }
+        var hits = 0
+        for key in keys {
+            if cache.value(forKey: key) != nil {
+                hits += 1
+            } else {
+                cache.set(key, forKey: key)
+            }
+        }
+        return keys.isEmpty ? 0 : Double(hits) / Double(keys.count)
+    }
+}
+
+/// The hit ratios of every policy on one trace at one cache size.
+struct HitRateResult: Sendable {
+    var trace: String
+    var size: String
+    var capacity: Int
+    /// Each policy's hit ratio, from 0 to 1, in the order of ``HitRateCommand/policies``.
+    var hitRatios: [(policy: String, hitRatio: Double)]
+    /// Belady's optimum, from 0 to 1.
+    var belady: Double
+}
+
+/// A command line `strata-bench hitrate` cannot run, or a trace file it cannot read.
+struct HitRateError: Error, CustomStringConvertible {
+    var description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}
+
+/// The command line of `strata-bench hitrate`.
+struct HitRateOptions {
+    var json = false
+    var filters: [String] = []
+    var tracePath: String?
+    var csvColumn: Int?
+    var plot: String?
+    var help = false
+
+    /// Parses `arguments`, which exclude `strata-bench hitrate`.
+    init(arguments: [String]) throws(HitRateError) {
+        var remaining = arguments[...]
+        while let argument = remaining.popFirst() {
+            var name = argument
+            var inlineValue: String?
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                name = String(argument[..<equals])
+                inlineValue = String(argument[argument.index(after: equals)...])
+            }
+            func value() throws(HitRateError) -> String {
+                if let inlineValue { return inlineValue }
+                guard let next = remaining.popFirst() else { throw HitRateError("\(name) needs a value") }
+                return next
+            }
+            switch name {
+            case "--json":
+                json = true
+            case "--filter":
+                filters.append(try value())
+            case "--trace":
+                tracePath = try value()
+            case "--csv-column":
+                let text = try value()
+                guard let column = Int(text), column >= 1 else {
+                    throw HitRateError("--csv-column needs a column number from 1, got '\(text)'")
+                }
+                csvColumn = column
+            case "--plot":
+                plot = try value()
+            case "-h", "--help":
+                help = true
+            default:
+                throw HitRateError("unknown argument '\(argument)'")
+            }
+        }
+        if csvColumn != nil, tracePath == nil {
+            throw HitRateError("--csv-column needs --trace")
+        }
+        if tracePath != nil, !filters.isEmpty {
+            throw HitRateError("--filter selects synthetic traces; it cannot be used with --trace")
+        }
+    }
+}

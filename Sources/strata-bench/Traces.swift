@@ -1,0 +1,225 @@
+import Foundation
+
+/// A sequence of key requests replayed through caches by `strata-bench hitrate`.
+///
+/// The synthetic traces reproduce the definitions of `HITRATES.md`: Zipf-distributed requests over
+/// 100,000 keys (ranks mapped to keys by a random permutation), the same with scans or with a
+/// popularity shift, and a loop slightly larger than the cache. Every trace is generated from a
+/// fixed seed, so runs are comparable.
+struct Trace {
+    /// The trace's name in tables and JSON, such as `zipf0.8+scans`.
+    var name: String
+    /// The requested keys, in order.
+    var keys: [Int]
+    /// The number of distinct keys the cache sizes are relative to.
+    var keySpace: Int
+
+    /// The number of keys in the synthetic traces' universe.
+    static let syntheticKeySpace = 100_000
+    /// The number of requests in the synthetic traces, scans excluded.
+    static let syntheticRequestCount = 1_000_000
+
+    /// Zipf(`exponent`) requests over the synthetic key space.
+    static func zipf(_ exponent: Double, seed: UInt64 = 1) -> Trace {
+        var random = TraceRandom(seed: seed)
+        let sampler = ZipfSampler(count: syntheticKeySpace, exponent: exponent)
+        let permutation = TraceRandom.permutation(syntheticKeySpace, using: &random)
+        var keys: [Int] = []
+        keys.reserveCapacity(syntheticRequestCount)
+        for _ in 0..<syntheticRequestCount {
+            keys.append(permutation[sampler.rank(&random)])
+        }
+        return Trace(name: "zipf\(exponent)", keys: keys, keySpace: syntheticKeySpace)
+    }
+
+    /// Zipf 0.8 with a scan of 20,000 keys never requested before or after inserted after every
+    /// 100,000 requests.
+    static func zipfWithScans(seed: UInt64 = 2) -> Trace {
+        var random = TraceRandom(seed: seed)
+        let sampler = ZipfSampler(count: syntheticKeySpace, exponent: 0.8)
+        let permutation = TraceRandom.permutation(syntheticKeySpace, using: &random)
+        var keys: [Int] = []
+        keys.reserveCapacity(syntheticRequestCount * 6 / 5)
+        var nextScanKey = syntheticKeySpace
+        for request in 1...syntheticRequestCount {
+            keys.append(permutation[sampler.rank(&random)])
+            if request % 100_000 == 0 {
+                for _ in 0..<20_000 {
+                    keys.append(nextScanKey)
+                    nextScanKey += 1
+                }
+            }
+        }
+        return Trace(name: "zipf0.8+scans", keys: keys, keySpace: syntheticKeySpace)
+    }
+
+    /// Zipf 0.8 whose popularity ranking is replaced by a new random permutation halfway through.
+    static func shift(seed: UInt64 = 3) -> Trace {
+        var random = TraceRandom(seed: seed)
+        let sampler = ZipfSampler(count: syntheticKeySpace, exponent: 0.8)
+        var permutation = TraceRandom.permutation(syntheticKeySpace, using: &random)
+        var keys: [Int] = []
+        keys.reserveCapacity(syntheticRequestCount)
+        for request in 0..<syntheticRequestCount {
+            if request == syntheticRequestCount / 2 {
+                permutation = TraceRandom.permutation(syntheticKeySpace, using: &random)
+            }
+            keys.append(permutation[sampler.rank(&random)])
+        }
+        return Trace(name: "shift0.8", keys: keys, keySpace: syntheticKeySpace)
+    }
+
+    /// Keys 0, 1, …, L − 1 repeated, with L = ⌈1.1 × `cacheSize`⌉, over the synthetic key space.
+    static func loop(cacheSize: Int) -> Trace {
+        let length = (cacheSize * 11 + 9) / 10
+        let keys = (0..<syntheticRequestCount).map { $0 % length }
+        return Trace(name: "loop1.1x", keys: keys, keySpace: syntheticKeySpace)
+    }
+}
+
+/// Draws ranks 0..<count with P(rank r) ∝ 1 / (r + 1)^exponent, by binary search in the
+/// cumulative distribution.
+struct ZipfSampler {
+    private var cumulative: [Double]
+
+    init(count: Int, exponent: Double) {
+        cumulative = []
+        cumulative.reserveCapacity(count)
+        var total = 0.0
+        for rank in 1...count {
+            total += 1 / pow(Double(rank), exponent)
+            cumulative.append(total)
+        }
+        for index in cumulative.indices {
+            cumulative[index] /= total
+        }
+    }
+
+    func rank(_ random: inout TraceRandom) -> Int {
+        let target = random.nextUnitDouble()
+        var low = 0
+        var high = cumulative.count - 1
+        while low < high {
+            let middle = (low + high) / 2
+            if cumulative[middle] < target { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}
+
+/// The traces' seeded generator (SplitMix64), independent of the other figures' generator so
+/// that changing one never changes the other.
+struct TraceRandom {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var mixed = state
+        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+        return mixed ^ (mixed >> 31)
+    }
+
+    /// A double uniformly distributed in [0, 1).
+    mutating func nextUnitDouble() -> Double {
+        Double(next() >> 11) * 0x1.0p-53
+    }
+
+    /// A value uniformly distributed in 0..<bound.
+    mutating func next(below bound: Int) -> Int {
+        Int(truncatingIfNeeded: next().multipliedFullWidth(by: UInt64(bound)).high)
+    }
+
+    /// A uniformly random permutation of 0..<count (Fisher–Yates).
+    static func permutation(_ count: Int, using random: inout TraceRandom) -> [Int] {
+        var result = Array(0..<count)
+        for index in stride(from: count - 1, to: 0, by: -1) {
+            result.swapAt(index, random.next(below: index + 1))
+        }
+        return result
+    }
+}
+
+extension Trace {
+    /// Reads a trace from a file of one key per line, or of comma-separated rows whose
+    /// `csvColumn`-th field (counting from 1) is the key. Empty lines are skipped; a header row
+    /// counts as one request. Keys are compared as text.
+    static func load(path: String, csvColumn: Int?) throws(HitRateError) -> Trace {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw HitRateError("cannot read the trace file '\(path)'")
+        }
+        var identifiers: [String: Int] = [:]
+        var keys: [Int] = []
+        var lineNumber = 0
+        var start = data.startIndex
+        while start < data.endIndex {
+            let end = data[start...].firstIndex(of: UInt8(ascii: "\n")) ?? data.endIndex
+            lineNumber += 1
+            var line = data[start..<end]
+            start = end < data.endIndex ? data.index(after: end) : end
+            if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
+            if line.isEmpty { continue }
+            let key: String
+            if let csvColumn {
+                let fields = csvFields(line)
+                guard csvColumn <= fields.count else {
+                    throw HitRateError(
+                        "line \(lineNumber) of '\(path)' has \(fields.count) columns; "
+                            + "--csv-column asks for column \(csvColumn)"
+                    )
+                }
+                key = fields[csvColumn - 1]
+            } else {
+                key = String(decoding: line, as: UTF8.self)
+            }
+            if let identifier = identifiers[key] {
+                keys.append(identifier)
+            } else {
+                identifiers[key] = identifiers.count
+                keys.append(identifiers.count - 1)
+            }
+        }
+        guard !keys.isEmpty else {
+            throw HitRateError("the trace file '\(path)' holds no keys")
+        }
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        return Trace(name: name, keys: keys, keySpace: identifiers.count)
+    }
+
+    /// Splits one CSV row into fields; a field in double quotes may hold commas and doubled quotes.
+    private static func csvFields(_ line: Data) -> [String] {
+        var fields: [String] = []
+        var field: [UInt8] = []
+        var quoted = false
+        var iterator = line.makeIterator()
+        var pending = iterator.next()
+        while let byte = pending {
+            pending = iterator.next()
+            if quoted {
+                if byte == UInt8(ascii: "\"") {
+                    if pending == UInt8(ascii: "\"") {
+                        field.append(byte)
+                        pending = iterator.next()
+                    } else {
+                        quoted = false
+                    }
+                } else {
+                    field.append(byte)
+                }
+            } else if byte == UInt8(ascii: "\"") && field.isEmpty {
+                quoted = true
+            } else if byte == UInt8(ascii: ",") {
+                fields.append(String(decoding: field, as: UTF8.self))
+                field.removeAll(keepingCapacity: true)
+            } else {
+                field.append(byte)
+            }
+        }
+        fields.append(String(decoding: field, as: UTF8.self))
+        return fields
+    }
+}
