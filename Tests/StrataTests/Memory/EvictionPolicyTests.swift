@@ -1,0 +1,212 @@
+import Strata
+import Testing
+
+@Suite struct EvictionPolicyTests {
+    /// Every policy, each with the name a failure prints.
+    private static let policies: [EvictionPolicy] = [.leastRecentlyUsed, .wTinyLFU, .s3FIFO, .adaptive]
+
+    /// Reads each key and, on a miss, stores it (the cache-aside use); returns the hits.
+    @discardableResult
+    private static func replay(_ keys: some Sequence<Int>, through cache: MemoryStorage<Int, Int>) -> Int {
+        var hits = 0
+        for key in keys {
+            if cache.value(forKey: key) != nil {
+                hits += 1
+            } else {
+                cache.set(key, forKey: key)
+            }
+        }
+        return hits
+    }
+
+    /// 20 hot keys read 50 times each, then a scan of 1,000 keys never read again.
+    private static func warmThenScan(_ cache: MemoryStorage<Int, Int>) {
+        for _ in 0..<50 {
+            replay(0..<20, through: cache)
+        }
+        replay(1_000..<2_000, through: cache)
+    }
+
+    // MARK: Scans
+
+    @Test(arguments: [EvictionPolicy.wTinyLFU, .s3FIFO, .adaptive])
+    func aScanDoesNotFlushTheHotKeys(policy: EvictionPolicy) throws {
+        let cache = try MemoryStorage<Int, Int>(maximumCount: 100, evictionPolicy: policy)
+
+        Self.warmThenScan(cache)
+
+        #expect(Self.replay(0..<20, through: cache) >= 18)
+    }
+
+    @Test(arguments: [EvictionPolicy.wTinyLFU, .s3FIFO, .adaptive])
+    func aScanDoesNotFlushTheHotKeysUnderACostLimitAlone(policy: EvictionPolicy) throws {
+        let cache = try MemoryStorage<Int, Int>(maximumCost: 100, evictionPolicy: policy)
+
+        Self.warmThenScan(cache)
+
+        #expect(Self.replay(0..<20, through: cache) >= 18)
+    }
+
+    @Test func aScanFlushesTheHotKeysUnderLRU() throws {
+        let cache = try MemoryStorage<Int, Int>(maximumCount: 100, evictionPolicy: .leastRecentlyUsed)
+
+        Self.warmThenScan(cache)
+
+        #expect(Self.replay(0..<20, through: cache) == 0)
+    }
+
+    // MARK: Loops
+
+    @Test(arguments: [EvictionPolicy.wTinyLFU, .adaptive])
+    func aLoopOneKeyLargerThanTheCacheKeepsHitting(policy: EvictionPolicy) throws {
+        let cache = try MemoryStorage<Int, Int>(maximumCount: 100, evictionPolicy: policy)
+        for _ in 0..<30 {
+            Self.replay(0..<101, through: cache)
+        }
+
+        var hits = 0
+        for _ in 0..<10 {
+            hits += Self.replay(0..<101, through: cache)
+        }
+
+        #expect(hits >= 800, "\(hits) hits out of 1,010 requests")
+    }
+
+    @Test func aLoopOneKeyLargerThanTheCacheNeverHitsUnderLRU() throws {
+        let cache = try MemoryStorage<Int, Int>(maximumCount: 100, evictionPolicy: .leastRecentlyUsed)
+
+        var hits = 0
+        for _ in 0..<40 {
+            hits += Self.replay(0..<101, through: cache)
+        }
+
+        #expect(hits == 0)
+    }
+
+    // MARK: Limits
+
+    @Test(arguments: policies, [true, false])
+    func theCostLimitHoldsWithMixedCosts(policy: EvictionPolicy, alsoLimitsCount: Bool) throws {
+        let cache = try MemoryStorage<Int, Int>(
+            maximumCount: alsoLimitsCount ? 40 : nil,
+            maximumCost: 300,
+            evictionPolicy: policy,
+            cost: { $0 }
+        )
+        var random = SeededRandomNumberGenerator(seed: 42)
+        var largestCost = 0
+        var largestCount = 0
+
+        for _ in 0..<3_000 {
+            let key = Int.random(in: 0..<200, using: &random)
+            if cache.value(forKey: key) == nil || Int.random(in: 0..<10, using: &random) == 0 {
+                cache.set(Int.random(in: 1...60, using: &random), forKey: key)
+            }
+            largestCost = max(largestCost, cache.totalCost)
+            largestCount = max(largestCount, cache.count)
+        }
+
+        #expect(largestCost <= 300)
+        #expect(!alsoLimitsCount || largestCount <= 40)
+        let held = cache.keys().reduce(0) { $0 + (cache.value(forKey: $1) ?? 0) }
+        #expect(held == cache.totalCost)
+    }
+
+    @Test(arguments: policies)
+    func theCountNeverExceedsTheLimit(policy: EvictionPolicy) throws {
+        let cache = try MemoryStorage<Int, Int>(maximumCount: 16, evictionPolicy: policy)
+        var random = SeededRandomNumberGenerator(seed: 7)
+        var largestCount = 0
+
+        for _ in 0..<5_000 {
+            let key = Int.random(in: 0..<100, using: &random)
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0: cache.removeValue(forKey: key)
+            case 1: cache.set(key, forKey: key)
+            case 2: cache.trim(toCount: 8)
+            default: Self.replay([key], through: cache)
+            }
+            largestCount = max(largestCount, cache.count)
+        }
+
+        #expect(largestCount <= 16)
+        #expect(cache.keys().count == cache.count)
+    }
+
+    @Test(arguments: policies)
+    func removeAllLeavesAWorkingCache(policy: EvictionPolicy) throws {
+        let cache = try MemoryStorage<Int, Int>(maximumCount: 10, evictionPolicy: policy)
+        Self.replay(0..<100, through: cache)
+
+        cache.removeAll()
+        Self.replay(Array(0..<30) + Array(0..<30), through: cache)
+
+        #expect(cache.count == 10)
+        #expect(cache.value(forKey: 29) == 29)
+    }
+
+    // MARK: The offline optimum
+
+    @Test(arguments: [1, 2, 3, 4, 5, 6] as [UInt64])
+    func noPolicyBeatsBeladysOptimum(seed: UInt64) throws {
+        var random = SeededRandomNumberGenerator(seed: seed)
+        let keys = Self.randomTrace(count: 3_000, using: &random)
+
+        for capacity in [1, 2, 5, 16, 40] {
+            let optimum = Self.beladyHits(keys, capacity: capacity)
+            for policy in Self.policies {
+                let cache = try MemoryStorage<Int, Int>(maximumCount: capacity, evictionPolicy: policy)
+
+                let hits = Self.replay(keys, through: cache)
+
+                #expect(hits <= optimum, "\(policy) at \(capacity) entries: \(hits) hits, Belady \(optimum)")
+            }
+        }
+    }
+
+    /// Skewed requests over 200 keys, broken by short scans of new keys and short loops.
+    private static func randomTrace(count: Int, using random: inout SeededRandomNumberGenerator) -> [Int] {
+        var keys: [Int] = []
+        var nextNewKey = 1_000
+        while keys.count < count {
+            switch Int.random(in: 0..<100, using: &random) {
+            case 0..<3:
+                let length = Int.random(in: 5...50, using: &random)
+                keys += nextNewKey..<nextNewKey + length
+                nextNewKey += length
+            case 3..<5:
+                let length = Int.random(in: 3...30, using: &random)
+                for _ in 0..<3 { keys += 500..<500 + length }
+            default:
+                let uniform = Double.random(in: 0..<1, using: &random)
+                keys.append(Int(uniform * uniform * uniform * 200))
+            }
+        }
+        return keys
+    }
+
+    /// The most hits a cache of `capacity` entries could score on `keys` knowing the future: on a
+    /// miss, keep the key unless every resident is needed sooner, and evict the resident needed
+    /// last (Belady's MIN). O(n × capacity), for small traces.
+    private static func beladyHits(_ keys: [Int], capacity: Int) -> Int {
+        var nextUse = [Int](repeating: .max, count: keys.count)
+        var seen: [Int: Int] = [:]
+        for index in keys.indices.reversed() {
+            nextUse[index] = seen[keys[index]] ?? .max
+            seen[keys[index]] = index
+        }
+        var residents: [Int: Int] = [:]
+        var hits = 0
+        for (index, key) in keys.enumerated() {
+            if residents[key] != nil {
+                hits += 1
+            } else if residents.count >= capacity {
+                guard let farthest = residents.max(by: { $0.value < $1.value }), farthest.value > nextUse[index]
+                else { continue }
+                residents[farthest.key] = nil
+            }
+            residents[key] = nextUse[index]
+        }
+        return hits
+    }
+}
