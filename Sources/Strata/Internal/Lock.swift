@@ -10,6 +10,7 @@ import Musl
 ///
 /// `Synchronization.Mutex` is not used: on Linux with Swift 6.3.1, ThreadSanitizer reports false
 /// races inside `Mutex.withLock` under contention. Any thread may use a `Lock`; it is not recursive.
+@usableFromInline
 package final class Lock: @unchecked Sendable {
     // Safe: the pointer is allocated once, never reassigned, and only touched through the
     // platform's lock calls, which are themselves thread-safe.
@@ -40,6 +41,7 @@ package final class Lock: @unchecked Sendable {
         pointer.deallocate()
     }
 
+    @usableFromInline
     package func lock() {
         #if canImport(Darwin)
         os_unfair_lock_lock(pointer)
@@ -48,6 +50,7 @@ package final class Lock: @unchecked Sendable {
         #endif
     }
 
+    @usableFromInline
     package func unlock() {
         #if canImport(Darwin)
         os_unfair_lock_unlock(pointer)
@@ -67,15 +70,18 @@ package final class Lock: @unchecked Sendable {
 }
 
 /// A value behind a ``Lock``: the only way to reach it is `withLock`.
+@usableFromInline
 package final class LockedState<State>: @unchecked Sendable {
     // Safe: `state` is read and written only inside `lock`.
-    private let lock = Lock()
-    private var state: State
+    @usableFromInline let lock = Lock()
+    // Unchecked: the lock already makes every access exclusive.
+    @exclusivity(unchecked) @usableFromInline var state: State
 
     package init(_ state: State) {
         self.state = state
     }
 
+    @inlinable
     package func withLock<Result, Failure: Error>(
         _ body: (inout State) throws(Failure) -> Result
     ) throws(Failure) -> Result {

@@ -4,6 +4,7 @@
 /// `hash` is the entry's key hash, the same on every call for one key, for queues that keep
 /// frequencies or remember evicted keys. A queue has no lock of its own: the cache calls it only
 /// under the cache's lock. It is a class so the cache can hold any policy without copying it.
+@usableFromInline
 protocol EvictionQueue: AnyObject {
     /// Records that `slot` now holds a new entry whose key hashes to `hash`.
     func recordInsertion(of slot: Int, hash: Int)
@@ -27,12 +28,14 @@ extension EvictionQueue {
 /// Least-recently-used order as a doubly linked list threaded through two index arrays, so an
 /// access moves an entry to the front in O(1) without allocating.
 final class LRUQueue: EvictionQueue {
-    private var previous: [Int] = []
-    private var next: [Int] = []
+    // Unchecked: only the owning cache touches the queue, always under its lock, and no method
+    // hands out an inout access that could overlap another.
+    @exclusivity(unchecked) private var previous: [Int] = []
+    @exclusivity(unchecked) private var next: [Int] = []
     /// Most recently used.
-    private var head = -1
+    @exclusivity(unchecked) private var head = -1
     /// Least recently used: the next victim.
-    private var tail = -1
+    @exclusivity(unchecked) private var tail = -1
 
     init() {}
 

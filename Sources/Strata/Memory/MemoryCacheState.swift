@@ -1,40 +1,57 @@
 /// The state of a ``MemoryStorage``: entries in reusable slots, an index from key to slot, and an
 /// eviction queue. A pure value with no lock; ``MemoryStorage`` keeps it behind one.
+@usableFromInline
 struct MemoryCacheState<Key: Hashable, Value> {
+    @usableFromInline
     struct Entry {
-        var key: Key
-        var value: Value
-        var cost: Int
+        @usableFromInline var key: Key
+        @usableFromInline var value: Value
+        @usableFromInline var cost: Int
         /// The key's hash, computed once, for the eviction queue.
-        var hash: Int
+        @usableFromInline var hash: Int
         /// Seconds since the reference date after which the entry reads as absent; `.infinity`
         /// for never.
-        var expiry: Double
+        @usableFromInline var expiry: Double
         /// Changes on every write, so `update` can tell whether the entry moved under it.
-        var version: UInt64
+        @usableFromInline var version: UInt64
+
+        @inlinable
+        init(key: Key, value: Value, cost: Int, hash: Int, expiry: Double, version: UInt64) {
+            self.key = key
+            self.value = value
+            self.cost = cost
+            self.hash = hash
+            self.expiry = expiry
+            self.version = version
+        }
     }
 
     /// Values that left the cache during an operation, to be released after the lock is dropped
     /// (a value's `deinit` may run arbitrary code).
+    @usableFromInline
     struct Removed {
-        var first: Value?
-        var rest: [Value] = []
+        @usableFromInline var first: Value?
+        @usableFromInline var rest: [Value] = []
 
+        @inlinable
+        init() {}
+
+        @inlinable
         mutating func append(_ value: Value) {
             if first == nil { first = value } else { rest.append(value) }
         }
     }
 
-    private(set) var slots: [Entry?] = []
-    private var freeSlots: [Int] = []
-    private(set) var index: [Key: Int] = [:]
-    private let queue: any EvictionQueue
-    private var nextVersion: UInt64 = 1
+    @usableFromInline var slots: [Entry?] = []
+    @usableFromInline var freeSlots: [Int] = []
+    @usableFromInline var index: [Key: Int] = [:]
+    @usableFromInline let queue: any EvictionQueue
+    @usableFromInline var nextVersion: UInt64 = 1
 
-    let maximumCount: Int
-    let maximumCost: Int
-    private(set) var totalCost = 0
-    var statistics = MemoryStorageStatistics()
+    @usableFromInline let maximumCount: Int
+    @usableFromInline let maximumCost: Int
+    @usableFromInline var totalCost = 0
+    @usableFromInline var statistics = MemoryStorageStatistics()
 
     init(maximumCount: Int, maximumCost: Int, queue: any EvictionQueue) {
         self.maximumCount = maximumCount
@@ -47,6 +64,7 @@ struct MemoryCacheState<Key: Hashable, Value> {
     // MARK: Reading
 
     /// Returns the live value for `key`, removing it if it has expired.
+    @inlinable
     mutating func value(forKey key: Key, now: () -> Double, removed: inout Removed) -> Value? {
         guard let slot = index[key] else {
             statistics.misses &+= 1
@@ -106,6 +124,7 @@ struct MemoryCacheState<Key: Hashable, Value> {
 
     /// Stores `value`, then evicts until the limits hold. A value that alone exceeds the cost
     /// limit is not kept; it also removes the older value for `key`, which would be stale.
+    @inlinable
     mutating func set(_ value: Value, forKey key: Key, cost: Int, expiry: Double, removed: inout Removed) {
         guard cost <= maximumCost else {
             statistics.rejections &+= 1
@@ -154,6 +173,7 @@ struct MemoryCacheState<Key: Hashable, Value> {
     }
 
     /// Evicts least valuable entries until at most `count` entries costing at most `cost` remain.
+    @inlinable
     mutating func evict(toCount count: Int, toCost cost: Int, removed: inout Removed) {
         while index.count > count || totalCost > cost, let slot = queue.victim() {
             removed.append(remove(slot: slot))
@@ -185,7 +205,8 @@ struct MemoryCacheState<Key: Hashable, Value> {
         return old
     }
 
-    private mutating func remove(slot: Int) -> Value {
+    @inlinable
+    mutating func remove(slot: Int) -> Value {
         let entry = slots[slot].unsafelyUnwrapped
         slots[slot] = nil
         freeSlots.append(slot)

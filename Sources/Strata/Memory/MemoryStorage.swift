@@ -1,7 +1,7 @@
 import Foundation
 
-/// A storage in memory with optional count and cost limits, least-recently-used eviction and
-/// time to live.
+/// A storage in memory with optional count and cost limits, scan-resistant eviction and time to
+/// live.
 ///
 /// Reads and writes are O(1) under one lock and never hop to an actor, so a hit costs about as
 /// much as a dictionary lookup. Every method is synchronous; the same methods satisfy the async
@@ -14,10 +14,10 @@ import Foundation
 /// let avatar = cache.value(forKey: "avatar")
 /// ```
 public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    private typealias State = MemoryCacheState<Key, Value>
+    @usableFromInline typealias State = MemoryCacheState<Key, Value>
 
-    private let state: LockedState<State>
-    private let cost: @Sendable (Value) -> Int
+    @usableFromInline let state: LockedState<State>
+    @usableFromInline let cost: @Sendable (Value) -> Int
     private let clock: any StorageClock
     /// The time to live given to values stored without one of their own, or `nil` for none.
     public let defaultTimeToLive: Duration?
@@ -43,7 +43,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
     /// Creates a storage with the given limits.
     ///
     /// - Parameters:
-    ///   - maximumCount: The most entries kept; the least recently used are evicted beyond it.
+    ///   - maximumCount: The most entries kept; beyond it `evictionPolicy` chooses what goes.
     ///   - maximumCost: The most total cost kept. A value whose cost alone exceeds it is not kept.
     ///   - timeToLive: How long a value lives when `set` gives it no time of its own.
     ///   - evictionPolicy: Which entries go first when a limit is reached.
@@ -96,7 +96,10 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         self.defaultTimeToLive = timeToLive
         self.clock = clock
         self.cost = cost ?? Self.defaultCost
-        let queue = evictionPolicy.makeQueue(capacity: maximumCount)
+        // With no limit, nothing is ever evicted for space: only `trim` reads the order, and plain
+        // recency serves it at the lowest cost per hit.
+        let unbounded = maximumCount == .max && maximumCost == .max
+        let queue = unbounded ? LRUQueue() : evictionPolicy.makeQueue(capacity: maximumCount)
         self.state = LockedState(State(maximumCount: maximumCount, maximumCost: maximumCost, queue: queue))
     }
 
@@ -114,11 +117,13 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         return { _ in 1 }
     }
 
-    private func now() -> Double {
+    @usableFromInline
+    func now() -> Double {
         clock.now().timeIntervalSinceReferenceDate
     }
 
-    private func expiry(for timeToLive: Duration?) -> Double {
+    @inlinable
+    func expiry(for timeToLive: Duration?) -> Double {
         guard let timeToLive = timeToLive ?? defaultTimeToLive else { return .infinity }
         return now() + timeToLive.timeInterval
     }
@@ -128,6 +133,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
     /// Returns the value for `key`, or `nil` if there is none or it has expired.
     ///
     /// A hit makes the entry the most recently used.
+    @inlinable
     public func value(forKey key: Key) -> Value? {
         var removed = State.Removed()
         let value = state.withLock { $0.value(forKey: key, now: now, removed: &removed) }
@@ -169,18 +175,20 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
 
     // MARK: Writing
 
-    /// Stores `value` for `key` with the default time to live, evicting the least recently used
-    /// entries if a limit is passed.
+    /// Stores `value` for `key` with the default time to live, evicting what the eviction policy
+    /// chooses if a limit is passed.
     ///
     /// A value whose cost alone exceeds ``maximumCost`` is not kept (counted in
     /// ``MemoryStorageStatistics/rejections``) and removes the older value for `key`; nothing else
     /// is evicted and `set` does not fail.
+    @inlinable
     public func set(_ value: Value, forKey key: Key) {
         set(value, forKey: key, timeToLive: nil)
     }
 
     /// Stores `value` for `key`, expiring after `timeToLive` (or the default time to live when
     /// `nil`).
+    @inlinable
     public func set(_ value: Value, forKey key: Key, timeToLive: Duration?) {
         let cost = cost(value)
         let expiry = expiry(for: timeToLive)
@@ -213,14 +221,14 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         return count
     }
 
-    /// Evicts least recently used entries until the total cost is at most `cost`.
+    /// Evicts entries, in the eviction policy's order, until the total cost is at most `cost`.
     public func trim(toCost cost: Int) {
         var removed = State.Removed()
         state.withLock { $0.evict(toCount: .max, toCost: max(cost, 0), removed: &removed) }
         _ = consume removed
     }
 
-    /// Evicts least recently used entries until at most `count` remain.
+    /// Evicts entries, in the eviction policy's order, until at most `count` remain.
     public func trim(toCount count: Int) {
         var removed = State.Removed()
         state.withLock { $0.evict(toCount: max(count, 0), toCost: .max, removed: &removed) }

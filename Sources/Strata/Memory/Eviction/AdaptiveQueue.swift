@@ -28,33 +28,33 @@
 ///
 /// Counting is as in ``WTinyLFUQueue``: each request increments the sketch once.
 final class AdaptiveQueue: EvictionQueue {
-    private var regions: TinyLFURegions
-    private var sketch: FrequencySketch
+    @exclusivity(unchecked) private var regions: TinyLFURegions
+    @exclusivity(unchecked) private var sketch: FrequencySketch
     /// The number of entries the sketch, the ghosts and the period are sized for; it grows with the
     /// slots when the cache has no count limit.
-    private var sizedCapacity: Int
-    private var lastMissHash: Int?
+    @exclusivity(unchecked) private var sizedCapacity: Int
+    @exclusivity(unchecked) private var lastMissHash: Int?
 
     // Monitoring, over periods of `monitorPeriod` requests.
-    private var monitorPeriod: Int
-    private var requests = 0
-    private var hits = 0
-    private var recurringMisses = 0
+    @exclusivity(unchecked) private var monitorPeriod: Int
+    @exclusivity(unchecked) private var requests = 0
+    @exclusivity(unchecked) private var hits = 0
+    @exclusivity(unchecked) private var recurringMisses = 0
     /// The running average of the recurring hit ratio, or -1 before the first period.
-    private var averageHitRatio = -1.0
+    @exclusivity(unchecked) private var averageHitRatio = -1.0
     /// Periods left during which a new drop is not taken for a shift.
-    private var cooldown = 0
+    @exclusivity(unchecked) private var cooldown = 0
 
     // Window sizing.
-    private var windowGhost: GhostQueue
-    private var mainGhost: GhostQueue
-    private var windowGhostHits = 0
-    private var mainGhostHits = 0
-    private var windowHits = 0
-    private var probationHits = 0
+    @exclusivity(unchecked) private var windowGhost: GhostQueue
+    @exclusivity(unchecked) private var mainGhost: GhostQueue
+    @exclusivity(unchecked) private var windowGhostHits = 0
+    @exclusivity(unchecked) private var mainGhostHits = 0
+    @exclusivity(unchecked) private var windowHits = 0
+    @exclusivity(unchecked) private var probationHits = 0
     /// The slot `victim()` last returned, and whether it is leaving from the window.
-    private var lastVictim = -1
-    private var lastVictimLeavesWindow = false
+    @exclusivity(unchecked) private var lastVictim = -1
+    @exclusivity(unchecked) private var lastVictimLeavesWindow = false
 
     private static let minimumWindowFraction = 0.01
     private static let maximumWindowFraction = 0.99

@@ -15,19 +15,19 @@ final class S3FIFOQueue: EvictionQueue {
 
     /// The capacity given by the cache, or `Int.max` when it has only a cost limit.
     private let capacity: Int
-    private var links = SlotLinks()
-    private var hashes: [Int] = []
+    @exclusivity(unchecked) private var links = SlotLinks()
+    @exclusivity(unchecked) private var hashes: [Int] = []
     /// Reads since insertion or since main last passed over the entry, up to 3.
-    private var frequencies: [UInt8] = []
-    private var regions: [Region] = []
-    private var small = SlotLinks.List()
-    private var main = SlotLinks.List()
-    private var ghost: GhostQueue
+    @exclusivity(unchecked) private var frequencies: [UInt8] = []
+    @exclusivity(unchecked) private var regions: [Region] = []
+    @exclusivity(unchecked) private var small = SlotLinks.List()
+    @exclusivity(unchecked) private var main = SlotLinks.List()
+    @exclusivity(unchecked) private var ghost: GhostQueue
     /// The slot `victim()` last returned, so its removal can be told from an explicit one.
-    private var lastVictim = -1
+    @exclusivity(unchecked) private var lastVictim = -1
     /// The slot inserted last, not counted when deciding which FIFO evicts (the paper evicts
     /// before inserting; the cache inserts first).
-    private var newest = -1
+    @exclusivity(unchecked) private var newest = -1
 
     init(capacity: Int) {
         self.capacity = capacity

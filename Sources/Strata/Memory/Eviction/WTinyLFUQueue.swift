@@ -12,12 +12,12 @@
 /// of any other key (a write without a read) increments it. Reads and overwrites of a held entry
 /// increment it.
 final class WTinyLFUQueue: EvictionQueue {
-    private var regions: TinyLFURegions
-    private var sketch: FrequencySketch
+    @exclusivity(unchecked) private var regions: TinyLFURegions
+    @exclusivity(unchecked) private var sketch: FrequencySketch
     /// The number of entries the sketch was sized for; it grows with the slots when the cache has
     /// no count limit.
-    private var sketchCapacity: Int
-    private var lastMissHash: Int?
+    @exclusivity(unchecked) private var sketchCapacity: Int
+    @exclusivity(unchecked) private var lastMissHash: Int?
 
     init(capacity: Int) {
         regions = TinyLFURegions(capacity: capacity, windowFraction: 0.01)
