@@ -54,8 +54,13 @@ import Testing
         return keys.count == storage.count && cost == storage.totalCost
     }
 
-    @Test func mixedOperationsKeepMemoryStorageWithinItsLimits() async throws {
-        let cache = try MemoryStorage<Int, Data>(maximumCount: Self.maximumCount, maximumCost: Self.maximumCost)
+    @Test(arguments: EvictionPolicy.all)
+    func mixedOperationsKeepMemoryStorageWithinItsLimits(policy: EvictionPolicy) async throws {
+        let cache = try MemoryStorage<Int, Data>(
+            maximumCount: Self.maximumCount,
+            maximumCost: Self.maximumCost,
+            evictionPolicy: policy
+        )
 
         let problems = await withTaskGroup(of: String?.self) { group in
             for task in 0..<Self.taskCount {

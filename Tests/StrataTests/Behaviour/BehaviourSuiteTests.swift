@@ -32,6 +32,15 @@ import Testing
         try await suite.run()
     }
 
+    @Test(arguments: EvictionPolicy.all)
+    func limitedMemoryStoragePassesWithEveryEvictionPolicy(policy: EvictionPolicy) async throws {
+        let suite = StorageBehaviourSuite(keys: Self.keys, values: [1, 2, 3], counting: .integers) {
+            try MemoryStorage<String, Int>(maximumCount: 16, evictionPolicy: policy)
+        }
+
+        try await suite.run()
+    }
+
     @Test func memoryStorageOfDataWithACostLimitPasses() async throws {
         let values = [Data("a".utf8), Data("bb".utf8), Data("ccc".utf8)]
         let suite = StorageBehaviourSuite(keys: Self.keys, values: values) {

@@ -202,6 +202,82 @@ import Testing
         #expect(error?.message.contains("timeToLive") == true)
     }
 
+    // MARK: Every eviction policy
+
+    @Test(arguments: EvictionPolicy.all)
+    func everyPolicyKeepsTheCountLimit(policy: EvictionPolicy) throws {
+        let cache = try MemoryStorage<Int, Int>(maximumCount: 10, evictionPolicy: policy)
+
+        for key in 0..<1_000 {
+            cache.set(key, forKey: key)
+            _ = cache.value(forKey: key % 7)
+        }
+
+        #expect(cache.count <= 10)
+        #expect(cache.keys().count == cache.count)
+        #expect(cache.statistics.evictions == UInt64(1_000 - cache.count))
+    }
+
+    @Test(arguments: EvictionPolicy.all)
+    func everyPolicyKeepsTheCostLimit(policy: EvictionPolicy) throws {
+        let cache = try MemoryStorage<Int, Data>(maximumCost: 1_000, evictionPolicy: policy)
+
+        for key in 0..<500 {
+            cache.set(Data(count: key % 97), forKey: key)
+        }
+
+        let cost = cache.keys().reduce(0) { $0 + (cache.value(forKey: $1)?.count ?? 0) }
+        #expect(cache.totalCost <= 1_000)
+        #expect(cost == cache.totalCost)
+    }
+
+    @Test(arguments: EvictionPolicy.all)
+    func everyPolicyRejectsAValueCostlierThanTheLimitWithoutEvicting(policy: EvictionPolicy) throws {
+        let cache = try MemoryStorage<String, Data>(maximumCost: 100, evictionPolicy: policy)
+        cache.set(Data(count: 50), forKey: "kept")
+        cache.set(Data(count: 10), forKey: "big")
+
+        cache.set(Data(count: 101), forKey: "big")
+
+        #expect(cache.value(forKey: "big") == nil)
+        #expect(cache.value(forKey: "kept")?.count == 50)
+        #expect(cache.statistics.rejections == 1)
+        #expect(cache.statistics.evictions == 0)
+    }
+
+    @Test(arguments: EvictionPolicy.all)
+    func everyPolicyTrimsToCountAndCost(policy: EvictionPolicy) throws {
+        let cache = try MemoryStorage<Int, Data>(evictionPolicy: policy)
+        for key in 0..<100 {
+            cache.set(Data(count: 10), forKey: key)
+        }
+
+        cache.trim(toCount: 50)
+        let countAfterCountTrim = cache.count
+        cache.trim(toCost: 205)
+
+        #expect(countAfterCountTrim == 50)
+        #expect(cache.count == 20)
+        #expect(cache.totalCost == 200)
+    }
+
+    @Test(arguments: EvictionPolicy.all)
+    func everyPolicyKeepsItsLimitsAfterRemoveAll(policy: EvictionPolicy) throws {
+        let cache = try MemoryStorage<Int, Int>(maximumCount: 8, evictionPolicy: policy)
+        for key in 0..<100 {
+            cache.set(key, forKey: key)
+        }
+
+        cache.removeAll()
+        for key in 100..<200 {
+            cache.set(key, forKey: key)
+            cache.removeValue(forKey: key - 3)
+        }
+
+        #expect(cache.count <= 8)
+        #expect(cache.keys().count == cache.count)
+    }
+
     // MARK: Time to live
 
     @Test func valueExpiresAfterTheDefaultTimeToLive() throws {
