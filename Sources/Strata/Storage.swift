@@ -16,6 +16,54 @@ public protocol ReadableStorage<Key, Value>: KeyValueStorage {
     /// - Throws: ``StorageError`` when the value exists but cannot be read, such as
     ///   ``StorageError/Code/decodingFailed`` or ``StorageError/Code/io``. Absence is never an error.
     func value(forKey key: Key) async throws(StorageError) -> Value?
+
+    /// Answers a read without suspending when this storage can, or says it cannot.
+    ///
+    /// Storages that answer from memory (``MemoryStorage``, ``WeakObjectCache``) or from a
+    /// synchronous call (``DiskStorage``) return ``ImmediateLookup/found(_:)`` or
+    /// ``ImmediateLookup/absent``; combinators pass the question down, so a chain over such a
+    /// storage answers a hit with no suspension at each layer. The default answers
+    /// ``ImmediateLookup/unavailable``: call ``value(forKey:)`` instead.
+    func immediateValue(forKey key: Key) throws(StorageError) -> ImmediateLookup<Value>
+}
+
+/// The answer to ``ReadableStorage/immediateValue(forKey:)``.
+@frozen
+public enum ImmediateLookup<Value> {
+    /// The storage holds this value.
+    case found(Value)
+    /// The storage holds no value for the key.
+    case absent
+    /// The storage cannot answer without suspending; ask ``ReadableStorage/value(forKey:)``.
+    case unavailable
+
+    /// Converts a found value with `transform`; absence and unavailability pass through.
+    @inlinable
+    public func map<NewValue>(
+        _ transform: (Value) throws(StorageError) -> NewValue
+    ) throws(StorageError) -> ImmediateLookup<NewValue> {
+        switch self {
+        case .found(let value): .found(try transform(value))
+        case .absent: .absent
+        case .unavailable: .unavailable
+        }
+    }
+
+    /// Makes an answer from an optional: `found` for a value, `absent` for `nil`.
+    @inlinable
+    public init(_ value: Value?) {
+        if let value { self = .found(value) } else { self = .absent }
+    }
+}
+
+extension ImmediateLookup: Sendable where Value: Sendable {}
+
+extension ReadableStorage {
+    /// Answers ``ImmediateLookup/unavailable``: this storage must suspend to read.
+    @inlinable
+    public func immediateValue(forKey key: Key) throws(StorageError) -> ImmediateLookup<Value> {
+        .unavailable
+    }
 }
 
 /// A storage that values can be written to and removed from by key. Safe to call from any task.

@@ -37,8 +37,11 @@ where Front.Key == Back.Key, Front.Value == Back.Value, Front.Key: Hashable {
     public func value(forKey key: Key) async throws(StorageError) -> Value? {
         let stripe = gate.stripe(for: key)
         let generation = gate.snapshot(stripe)
-        if let value = try await front.value(forKey: key) {
-            return value
+        switch try front.immediateValue(forKey: key) {
+        case .found(let value): return value
+        case .absent: break
+        case .unavailable:
+            if let value = try await front.value(forKey: key) { return value }
         }
         guard let value = try await back.value(forKey: key) else { return nil }
         // The read succeeded; a front that cannot take the value only costs a later miss.

@@ -21,7 +21,21 @@ public struct DefaultingStorage<Base: ReadableStorage>: ReadableStorage {
     /// Returns the value for `key`, or ``defaultValue`` when there is none; never `nil`.
     @inlinable
     public func value(forKey key: Key) async throws(StorageError) -> Value? {
-        try await base.value(forKey: key) ?? defaultValue
+        switch try base.immediateValue(forKey: key) {
+        case .found(let value): return value
+        case .absent: return defaultValue
+        case .unavailable: return try await base.value(forKey: key) ?? defaultValue
+        }
+    }
+
+    /// Answers as the base does, with ``defaultValue`` for absence.
+    @inlinable
+    public func immediateValue(forKey key: Key) throws(StorageError) -> ImmediateLookup<Value> {
+        switch try base.immediateValue(forKey: key) {
+        case .found(let value): .found(value)
+        case .absent: .found(defaultValue)
+        case .unavailable: .unavailable
+        }
     }
 }
 

@@ -18,10 +18,23 @@ public struct FallbackStorage<Base: ReadableStorage>: ReadableStorage {
 
     @inlinable
     public func value(forKey key: Key) async throws(StorageError) -> Value? {
-        do {
-            return try await base.value(forKey: key)
+        do throws(StorageError) {
+            switch try base.immediateValue(forKey: key) {
+            case .found(let value): return value
+            case .absent: return nil
+            case .unavailable: return try await base.value(forKey: key)
+            }
         } catch {
             return try recover(error)
+        }
+    }
+
+    @inlinable
+    public func immediateValue(forKey key: Key) throws(StorageError) -> ImmediateLookup<Value> {
+        do throws(StorageError) {
+            return try base.immediateValue(forKey: key)
+        } catch {
+            return ImmediateLookup(try recover(error))
         }
     }
 }

@@ -34,7 +34,17 @@ public struct MappedKeysStorage<Base: KeyValueStorage, Key: Sendable>: KeyValueS
 extension MappedKeysStorage: ReadableStorage where Base: ReadableStorage {
     @inlinable
     public func value(forKey key: Key) async throws(StorageError) -> Value? {
-        try await base.value(forKey: baseKey(for: key))
+        let baseKey = try baseKey(for: key)
+        switch try base.immediateValue(forKey: baseKey) {
+        case .found(let value): return value
+        case .absent: return nil
+        case .unavailable: return try await base.value(forKey: baseKey)
+        }
+    }
+
+    @inlinable
+    public func immediateValue(forKey key: Key) throws(StorageError) -> ImmediateLookup<Value> {
+        try base.immediateValue(forKey: baseKey(for: key))
     }
 }
 

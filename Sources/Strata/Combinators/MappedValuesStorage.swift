@@ -1,7 +1,7 @@
 /// A storage whose values are converted on the way in and out of its base.
 ///
 /// Created by ``Storage/mapValues(reading:writing:)``, by the codecs (``Storage/json(_:encoder:decoder:)``
-/// and others) and, one way only, by ``ReadableStorage/mapValues(_:)``. A conversion that throws
+/// and others) and, one way only, by ``ReadableStorage/mapValues(_:)`` and ``WriteOnlyStorage/mapValues(_:)``. A conversion that throws
 /// fails the call with ``StorageError/Code/decodingFailed`` when reading and
 /// ``StorageError/Code/encodingFailed`` when writing; the stored value is left as it was.
 /// Any task may use it.
@@ -58,8 +58,19 @@ public struct MappedValuesStorage<Base: KeyValueStorage, Value: Sendable>: KeyVa
 extension MappedValuesStorage: ReadableStorage where Base: ReadableStorage {
     @inlinable
     public func value(forKey key: Key) async throws(StorageError) -> Value? {
-        guard let stored = try await base.value(forKey: key) else { return nil }
+        let stored: Base.Value?
+        switch try base.immediateValue(forKey: key) {
+        case .found(let value): stored = value
+        case .absent: return nil
+        case .unavailable: stored = try await base.value(forKey: key)
+        }
+        guard let stored else { return nil }
         return try decode(stored, key: key)
+    }
+
+    @inlinable
+    public func immediateValue(forKey key: Key) throws(StorageError) -> ImmediateLookup<Value> {
+        try base.immediateValue(forKey: key).map { (stored) throws(StorageError) in try decode(stored, key: key) }
     }
 }
 
@@ -135,15 +146,18 @@ extension ReadableStorage {
     }
 }
 
-extension WritableStorage {
+extension WriteOnlyStorage {
     /// Returns a write-only storage that converts each new value with `transform`, which may
     /// throw, before writing it here.
+    ///
+    /// It lives on write-only views so that `mapValues { … }` on a read-write storage is never
+    /// ambiguous: `storage.writeOnly().mapValues { (number: Int) in String(number) }`.
     @inlinable
     public func mapValues<NewValue>(
-        writing transform: @escaping @Sendable (NewValue) throws -> Value
-    ) -> MappedValuesStorage<WriteOnlyStorage<Self>, NewValue> {
+        _ transform: @escaping @Sendable (NewValue) throws -> Value
+    ) -> MappedValuesStorage<Self, NewValue> {
         MappedValuesStorage(
-            base: writeOnly(),
+            base: self,
             read: { _ in
                 throw StorageError(.unsupported, storage: "MappedValuesStorage", message: "the storage is write-only")
             },

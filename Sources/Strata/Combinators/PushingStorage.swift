@@ -48,7 +48,16 @@ extension PushingStorage: ReadableStorage where Front: ReadableStorage {
     /// Returns the front's value; the back is never read.
     @inlinable
     public func value(forKey key: Key) async throws(StorageError) -> Value? {
-        try await front.value(forKey: key)
+        switch try front.immediateValue(forKey: key) {
+        case .found(let value): return value
+        case .absent: return nil
+        case .unavailable: return try await front.value(forKey: key)
+        }
+    }
+
+    @inlinable
+    public func immediateValue(forKey key: Key) throws(StorageError) -> ImmediateLookup<Value> {
+        try front.immediateValue(forKey: key)
     }
 }
 

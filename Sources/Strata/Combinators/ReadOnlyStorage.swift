@@ -16,7 +16,16 @@ public struct ReadOnlyStorage<Base: ReadableStorage>: ReadableStorage {
 
     @inlinable
     public func value(forKey key: Key) async throws(StorageError) -> Value? {
-        try await base.value(forKey: key)
+        switch try base.immediateValue(forKey: key) {
+        case .found(let value): return value
+        case .absent: return nil
+        case .unavailable: return try await base.value(forKey: key)
+        }
+    }
+
+    @inlinable
+    public func immediateValue(forKey key: Key) throws(StorageError) -> ImmediateLookup<Value> {
+        try base.immediateValue(forKey: key)
     }
 }
 

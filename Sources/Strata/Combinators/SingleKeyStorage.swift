@@ -26,7 +26,16 @@ public struct SingleKeyStorage<Base: KeyValueStorage>: KeyValueStorage {
 extension SingleKeyStorage: ReadableStorage where Base: ReadableStorage {
     @inlinable
     public func value(forKey key: Void) async throws(StorageError) -> Value? {
-        try await base.value(forKey: self.key)
+        switch try base.immediateValue(forKey: self.key) {
+        case .found(let value): return value
+        case .absent: return nil
+        case .unavailable: return try await base.value(forKey: self.key)
+        }
+    }
+
+    @inlinable
+    public func immediateValue(forKey key: Void) throws(StorageError) -> ImmediateLookup<Value> {
+        try base.immediateValue(forKey: self.key)
     }
 
     /// Returns the value, or `nil` if there is none.

@@ -22,9 +22,20 @@ where First.Key == Second.Key {
 extension ZippedStorage: ReadableStorage where First: ReadableStorage, Second: ReadableStorage {
     @inlinable
     public func value(forKey key: Key) async throws(StorageError) -> Value? {
-        guard let a = try await first.value(forKey: key), let b = try await second.value(forKey: key) else {
-            return nil
+        let a: First.Value?
+        switch try first.immediateValue(forKey: key) {
+        case .found(let value): a = value
+        case .absent: return nil
+        case .unavailable: a = try await first.value(forKey: key)
         }
+        guard let a else { return nil }
+        let b: Second.Value?
+        switch try second.immediateValue(forKey: key) {
+        case .found(let value): b = value
+        case .absent: return nil
+        case .unavailable: b = try await second.value(forKey: key)
+        }
+        guard let b else { return nil }
         return (a, b)
     }
 }

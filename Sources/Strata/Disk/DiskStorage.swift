@@ -291,6 +291,12 @@ public final class DiskStorage: Sendable {
         )
     }
 
+    /// Reads synchronously, always: ``ImmediateLookup/found(_:)`` or ``ImmediateLookup/absent``.
+    /// The read blocks the calling thread for the file's I/O.
+    public func immediateValue(forKey key: String) throws(StorageError) -> ImmediateLookup<Data> {
+        ImmediateLookup(try value(forKey: key))
+    }
+
     private func forget(_ key: String, countingMiss: Bool) {
         var removed = Removed()
         state.withLock { state in

@@ -141,6 +141,12 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         return value
     }
 
+    /// Answers from memory, always: ``ImmediateLookup/found(_:)`` or ``ImmediateLookup/absent``.
+    @inlinable
+    public func immediateValue(forKey key: Key) -> ImmediateLookup<Value> {
+        ImmediateLookup(value(forKey: key))
+    }
+
     /// Whether a live value is stored for `key`. Does not count as a use.
     public func containsValue(forKey key: Key) -> Bool {
         let now = now()

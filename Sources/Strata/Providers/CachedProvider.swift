@@ -37,7 +37,13 @@ public struct CachedProvider<Base: AsyncProvider, Cache: Storage>: AsyncProvider
     @inlinable
     public func value(for id: ID) async throws(StorageError) -> Value {
         do {
-            if let stored = try await cache.value(forKey: id) {
+            let cached: Cache.Value?
+            switch try cache.immediateValue(forKey: id) {
+            case .found(let value): cached = value
+            case .absent: cached = nil
+            case .unavailable: cached = try await cache.value(forKey: id)
+            }
+            if let stored = cached {
                 do {
                     if let value = try fromStorage(stored, id) {
                         return value

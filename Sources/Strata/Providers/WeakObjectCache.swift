@@ -23,6 +23,11 @@ public final class WeakObjectCache<Key: Hashable & Sendable, Object: AnyObject &
         state.withLock { $0.boxes[key]?.object }
     }
 
+    /// Answers from memory, always: the object if it is alive, or absent.
+    public func immediateValue(forKey key: Key) -> ImmediateLookup<Object> {
+        ImmediateLookup(value(forKey: key))
+    }
+
     /// Remembers `object` for `key`, weakly.
     public func set(_ object: Object, forKey key: Key) {
         state.withLock { state in

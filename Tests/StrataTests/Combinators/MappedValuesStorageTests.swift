@@ -111,7 +111,7 @@ import Testing
 
     @Test func writeOnlyMappingConvertsOnTheWayIn() async throws {
         let base = MemoryStorage<String, String>()
-        let numbers = base.mapValues(writing: { (number: Int) in String(number) })
+        let numbers = base.writeOnly().mapValues { (number: Int) in String(number) }
 
         try await numbers.set(7, forKey: "seven")
 
