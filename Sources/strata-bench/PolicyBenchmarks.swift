@@ -1,0 +1,76 @@
+import Foundation
+import Strata
+
+/// The cost of each eviction policy per operation: `memory.get.hit.<policy>` and
+/// `memory.set.evicting.<policy>`, each against ``MutexDictionary`` like the figures they extend.
+extension Benchmark {
+    /// The policies measured, with the names `strata-bench hitrate` prints.
+    static let policies: [(name: String, policy: EvictionPolicy)] = [
+        ("lru", .leastRecentlyUsed), ("w-tinylfu", .wTinyLFU), ("s3-fifo", .s3FIFO), ("default", .default),
+    ]
+
+    /// Operations per round of a policy figure: half of ``memoryOperations``, to keep the whole run
+    /// under a minute with eight more figures.
+    static let policyOperations = memoryOperations / 2
+
+    static var policy: [Benchmark] {
+        policies.map { memoryGetHit(policy: $0.policy, named: $0.name) }
+            + policies.map { memorySetEvicting(policy: $0.policy, named: $0.name) }
+    }
+
+    /// The reads of `memory.get.hit` from a storage bounded at the data set's size, so that the
+    /// policy keeps its bookkeeping on every hit but never evicts.
+    static func memoryGetHit(policy: EvictionPolicy, named name: String) -> Benchmark {
+        Benchmark(name: "memory.get.hit.\(name)", baseline: MutexDictionary.name) {
+            let data = DataSet.standard
+            let storage = try MemoryStorage<String, Data>(maximumCount: data.count, evictionPolicy: policy)
+            for (key, value) in zip(data.keys, data.values) {
+                storage.set(value, forKey: key)
+            }
+            let dictionary = MutexDictionary.filled(with: data)
+            let probes = data.randomIndices(policyOperations).map { data.keys[$0] }
+            return Workloads(
+                operations: probes.count,
+                subject: {
+                    var sum = 0
+                    for key in probes {
+                        sum &+= storage.value(forKey: key)?.count ?? -1
+                    }
+                    blackHole(sum)
+                },
+                baseline: {
+                    var sum = 0
+                    for key in probes {
+                        sum &+= dictionary.value(forKey: key)?.count ?? -1
+                    }
+                    blackHole(sum)
+                }
+            )
+        }
+    }
+
+    /// The sets of `memory.set.evicting` (distinct keys in turn at a count limit of 10,000) with
+    /// the given policy choosing the victims.
+    static func memorySetEvicting(policy: EvictionPolicy, named name: String) -> Benchmark {
+        Benchmark(name: "memory.set.evicting.\(name)", baseline: MutexDictionary.name) {
+            let data = DataSet.standard
+            let storage = try MemoryStorage<String, Data>(maximumCount: evictingCount, evictionPolicy: policy)
+            let dictionary = EvictingMutexDictionary(maximumCount: evictingCount)
+            let keys = (0..<policyOperations).map { data.keys[$0 % data.count] }
+            let values = (0..<policyOperations).map { data.values[$0 % data.count] }
+            return Workloads(
+                operations: keys.count,
+                subject: {
+                    for (key, value) in zip(keys, values) {
+                        storage.set(value, forKey: key)
+                    }
+                },
+                baseline: {
+                    for (key, value) in zip(keys, values) {
+                        dictionary.set(value, forKey: key)
+                    }
+                }
+            )
+        }
+    }
+}
