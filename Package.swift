@@ -31,7 +31,14 @@ let package = Package(
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
         ),
-        .testTarget(name: "StrataTests", dependencies: ["Strata", "StrataTesting"]),
+        // A libFuzzer target over the disk format's parsers, built only on demand: see its source.
+        .executableTarget(name: "StrataFuzz", dependencies: ["Strata"]),
+        .testTarget(
+            name: "StrataTests",
+            dependencies: ["Strata", "StrataTesting", "strata"],
+            // The fuzzer's corpus, replayed by DiskFuzzCorpusTests from the source tree.
+            exclude: ["Fuzz/Corpus"]
+        ),
     ]
 )
 

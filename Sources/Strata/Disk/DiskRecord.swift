@@ -14,16 +14,17 @@
 ///     48     8  xxHash64 of bytes 0..<48 followed by the key
 ///     56     …  key, then payload
 /// ```
-/// Parsing is pure and total: any input either decodes or throws a ``DiskRecordError``.
-struct DiskRecordHeader: Equatable {
+/// Parsing is pure and total: any input either decodes or throws a ``DiskRecordError``. The parsing
+/// entry points are `package`, so the `StrataFuzz` target can reach them without `@testable`.
+package struct DiskRecordHeader: Equatable {
     static let magic: (UInt8, UInt8, UInt8, UInt8) = (0x53, 0x54, 0x52, 0x54)
     static let formatVersion: UInt16 = 1
     static let fixedSize = 56
     /// Keys longer than this are refused before anything is written.
     static let maximumKeyLength = 1 << 20
 
-    var key: String
-    var payloadLength: Int
+    package var key: String
+    package var payloadLength: Int
     /// Seconds since 1970.
     var created: Double
     /// Seconds since 1970, or `.infinity` for never.
@@ -31,7 +32,7 @@ struct DiskRecordHeader: Equatable {
     var payloadChecksum: UInt64
 
     /// The header's size on disk: the fixed part and the key.
-    var size: Int { Self.fixedSize + key.utf8.count }
+    package var size: Int { Self.fixedSize + key.utf8.count }
 
     /// Encodes the header (fixed part and key) for a payload described by `payloadLength` and
     /// `payloadChecksum`.
@@ -72,7 +73,7 @@ struct DiskRecordHeader: Equatable {
     /// The number of bytes needed to decode the header that starts `prefix`, or an error if the
     /// prefix already shows it is not a valid header. `prefix` must hold at least ``fixedSize``
     /// bytes, or the whole file if it is shorter.
-    static func requiredSize(forPrefix prefix: UnsafeRawBufferPointer) throws(DiskRecordError) -> Int {
+    package static func requiredSize(forPrefix prefix: UnsafeRawBufferPointer) throws(DiskRecordError) -> Int {
         guard prefix.count >= fixedSize else { throw .truncated }
         guard prefix[0] == magic.0, prefix[1] == magic.1, prefix[2] == magic.2, prefix[3] == magic.3 else {
             throw .notARecord
@@ -87,7 +88,7 @@ struct DiskRecordHeader: Equatable {
 
     /// Decodes the header at the start of `buffer`, which must hold at least
     /// ``requiredSize(forPrefix:)`` bytes. Checks the header's own checksum, not the payload's.
-    static func decode(_ buffer: UnsafeRawBufferPointer) throws(DiskRecordError) -> DiskRecordHeader {
+    package static func decode(_ buffer: UnsafeRawBufferPointer) throws(DiskRecordError) -> DiskRecordHeader {
         let size = try requiredSize(forPrefix: buffer)
         guard buffer.count >= size else { throw .truncated }
         let keyLength = size - fixedSize
@@ -116,7 +117,9 @@ struct DiskRecordHeader: Equatable {
 
     /// Decodes a whole file: the header, then checks that the payload has the recorded length and
     /// checksum. Returns the header and the payload's byte range within `file`.
-    static func decodeRecord(_ file: UnsafeRawBufferPointer) throws(DiskRecordError) -> (DiskRecordHeader, Range<Int>) {
+    package static func decodeRecord(
+        _ file: UnsafeRawBufferPointer
+    ) throws(DiskRecordError) -> (DiskRecordHeader, Range<Int>) {
         let header = try decode(file)
         let start = header.size
         guard file.count - start == header.payloadLength else {
@@ -129,7 +132,7 @@ struct DiskRecordHeader: Equatable {
 }
 
 /// Why a file is not a valid record.
-enum DiskRecordError: Error, Equatable, CustomStringConvertible {
+package enum DiskRecordError: Error, Equatable, CustomStringConvertible {
     /// The file ends before its header or payload does.
     case truncated
     /// The file does not start with the record magic: it was not written by Strata.
@@ -143,7 +146,7 @@ enum DiskRecordError: Error, Equatable, CustomStringConvertible {
     /// The file was written by a newer format version.
     case newerFormat(UInt16)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .truncated: "the file is truncated"
         case .notARecord: "the file is not a Strata record (wrong magic)"

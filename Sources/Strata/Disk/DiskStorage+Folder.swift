@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 #if canImport(Darwin)
 import Darwin
@@ -8,8 +8,9 @@ import Glibc
 import Musl
 #endif
 
-/// The manifest at the root of a disk folder.
-struct DiskManifest: Codable, Equatable {
+/// The manifest at the root of a disk folder. `package`, like ``DiskRecordHeader``'s parsing, for
+/// the `StrataFuzz` target.
+package struct DiskManifest: Codable, Equatable {
     static let formatName = "strata.disk"
     static let currentVersion = 1
 
@@ -20,7 +21,7 @@ struct DiskManifest: Codable, Equatable {
     static let current = DiskManifest(format: formatName, version: currentVersion, layout: "sha256-128/16x256")
 
     /// Decodes a manifest, or says why the bytes are not one Strata can open.
-    static func decode(_ data: Data) throws(DiskManifestError) -> DiskManifest {
+    package static func decode(_ data: Data) throws(DiskManifestError) -> DiskManifest {
         guard let manifest = try? JSONDecoder().decode(DiskManifest.self, from: data) else {
             throw .unreadable
         }
@@ -31,12 +32,12 @@ struct DiskManifest: Codable, Equatable {
     }
 }
 
-enum DiskManifestError: Error, Equatable, CustomStringConvertible {
+package enum DiskManifestError: Error, Equatable, CustomStringConvertible {
     case unreadable
     case foreignFormat(String)
     case newerVersion(Int)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .unreadable: "the manifest is not valid JSON of the expected shape"
         case .foreignFormat(let format): "the manifest names format '\(format)', not '\(DiskManifest.formatName)'"
@@ -167,6 +168,9 @@ extension DiskStorage {
         let now = options.clock.now().timeIntervalSince1970
         var scanned: [Scanned] = []
         var damaged: UInt64 = 0
+        // Expired files, and damaged ones in cache mode: removed once the index is built, so
+        // that removing them can keep collision chains contiguous.
+        var dropped: [String] = []
         do {
             try forEachRecordFile { (relativePath) throws(SystemCallError) in
                 let path = absolutePath(relativePath)
@@ -183,7 +187,7 @@ extension DiskStorage {
                         throw DiskRecordError.truncated
                     }
                     if header.expiry <= now {
-                        try SystemCalls.remove(path)
+                        dropped.append(relativePath)
                         return
                     }
                     scanned.append(
@@ -198,8 +202,10 @@ extension DiskStorage {
                     )
                 } catch let error as DiskRecordError {
                     damaged += 1
-                    if options.mode == .cache, error != .newerFormat(0) {
-                        try SystemCalls.remove(path)
+                    // A cache drops damage, but leaves a newer format's file alone when opening.
+                    if case .newerFormat = error {
+                    } else if options.mode == .cache {
+                        dropped.append(relativePath)
                     }
                 } catch {
                     damaged += 1
@@ -211,14 +217,13 @@ extension DiskStorage {
         // Oldest first, so the most recently used end up most recent in the index.
         scanned.sort { $0.modified < $1.modified }
         var removed = Removed()
-        var duplicates: [String] = []
         state.withLock { state in
             state.statistics.damagedFiles = damaged
             for record in scanned {
                 if let previous = state.cache.recordAccess(forKey: record.key) {
                     // The same key in two files (a collision chain interrupted by a crash): keep
                     // the newer one.
-                    duplicates.append(previous.relativePath)
+                    dropped.append(previous.relativePath)
                     state.owners[previous.relativePath] = nil
                 }
                 let entry = Entry(relativePath: record.relativePath, size: record.size, touched: record.modified)
@@ -227,8 +232,9 @@ extension DiskStorage {
             }
             state.cache.statistics = MemoryStorageStatistics()
         }
-        for path in duplicates {
-            _ = try? SystemCalls.remove(absolutePath(path))
+        // Last probes first, so no file about to be dropped is moved into another's gap.
+        for path in dropped.sorted(by: { probe(of: $0) > probe(of: $1) }) {
+            removeDroppedFile(relativePath: path)
         }
         evict(removed)
     }

@@ -196,8 +196,9 @@ public final class DiskStorage: Sendable {
     }
 
     /// Finds and checks `key`'s file, following hash-collision probes. Damaged files are
-    /// removed in cache mode and thrown about in store mode.
-    private func find(_ key: String, digest: String) throws(StorageError) -> Found? {
+    /// removed in cache mode and thrown about in store mode; `stripeHeld` says whether the
+    /// caller holds the digest's stripe lock already.
+    private func find(_ key: String, digest: String, stripeHeld: Bool = false) throws(StorageError) -> Found? {
         var probe = 0
         while true {
             let relativePath = relativePath(digest: digest, probe: probe)
@@ -216,14 +217,20 @@ public final class DiskStorage: Sendable {
                 }
                 probe += 1
             } catch {
-                try handleDamage(error, key: key, relativePath: relativePath)
+                try handleDamage(error, key: key, digest: digest, relativePath: relativePath, stripeHeld: stripeHeld)
                 return nil
             }
         }
     }
 
     /// Drops a damaged file in cache mode, or reports it in store mode.
-    private func handleDamage(_ error: DiskRecordError, key: String, relativePath: String) throws(StorageError) {
+    private func handleDamage(
+        _ error: DiskRecordError,
+        key: String,
+        digest: String,
+        relativePath: String,
+        stripeHeld: Bool
+    ) throws(StorageError) {
         let path = absolutePath(relativePath)
         guard options.mode == .cache else {
             if case .newerFormat = error {
@@ -237,14 +244,26 @@ public final class DiskStorage: Sendable {
             }
             throw StorageError(.corrupted, key: key, storage: name, message: "\(path): \(error)", underlying: error)
         }
-        _ = try? SystemCalls.remove(path)
-        var removed = Removed()
-        state.withLock { state in
-            state.statistics.damagedFiles &+= 1
-            if let owner = state.owners.removeValue(forKey: relativePath) {
-                state.cache.removeValue(forKey: owner, removed: &removed)
+        // Under the stripe lock, so no writer of this digest is between its rename and its index
+        // update; and only if the file is still damaged, since a writer may have replaced it.
+        let removeIfStillDamaged = {
+            guard let current = try? SystemCalls.readFile(path),
+                (try? DiskRecordHeader.decodeRecord(current.bytes)) == nil
+            else { return }
+            var removed = Removed()
+            self.state.withLock { state in
+                if let owner = state.owners.removeValue(forKey: relativePath) {
+                    state.cache.removeValue(forKey: owner, removed: &removed)
+                }
             }
+            try? self.removeRecordFile(relativePath: relativePath, digest: digest)
         }
+        if stripeHeld {
+            removeIfStillDamaged()
+        } else {
+            stripe(for: digest).withLock(removeIfStillDamaged)
+        }
+        state.withLock { $0.statistics.damagedFiles &+= 1 }
     }
 
     /// Returns the value for `key`, or `nil` if there is none or it has expired.
@@ -256,7 +275,7 @@ public final class DiskStorage: Sendable {
         let key = try normalizedKey(key)
         let digest = digest(of: key)
         guard let found = try find(key, digest: digest) else {
-            forget(key, countingMiss: true)
+            forgetMissing(key, digest: digest)
             return nil
         }
         let now = now()
@@ -264,22 +283,19 @@ public final class DiskStorage: Sendable {
             try removeExpired(key, digest: digest, found: found)
             return nil
         }
-        let size = found.file.bytes.count
-        let shouldTouch = state.withLock { state -> Bool in
+        let shouldTouch = state.withLock { state -> Bool? in
             state.statistics.hits &+= 1
-            if let entry = state.cache.recordAccess(forKey: key) {
-                return now - entry.touched > options.recencyResolution.timeInterval
-            }
-            // Written by another process: take it into the index.
-            var removed = Removed()
-            let entry = Entry(relativePath: found.relativePath, size: size, touched: found.file.modified)
-            state.cache.set(entry, forKey: key, cost: size, expiry: found.header.expiry, removed: &removed)
-            state.owners[found.relativePath] = key
-            return false
+            guard let entry = state.cache.recordAccess(forKey: key) else { return nil }
+            return now - entry.touched > options.recencyResolution.timeInterval
         }
-        if shouldTouch {
+        switch shouldTouch {
+        case true?:
             SystemCalls.touch(absolutePath(found.relativePath), at: now)
             state.withLock { state in state.cache.modifyValue(forKey: key) { $0.touched = now } }
+        case false?:
+            break
+        case nil:
+            adopt(found, forKey: key, digest: digest)
         }
         let file = found.file
         let payload = found.payload
@@ -297,33 +313,75 @@ public final class DiskStorage: Sendable {
         ImmediateLookup(try value(forKey: key))
     }
 
+    /// Takes a value read from disk but missing from the index into it: one another process
+    /// wrote, or one a writer of this process has renamed into place but not indexed yet.
+    private func adopt(_ found: Found, forKey key: String, digest: String) {
+        var removed = Removed()
+        stripe(for: digest).withLock {
+            // With the stripe lock, a writer of this process has finished indexing; and a remover
+            // or writer may have replaced the file since it was read: index only the file read.
+            guard
+                let current = try? SystemCalls.readFile(absolutePath(found.relativePath), limit: found.header.size),
+                (try? DiskRecordHeader.decode(current.bytes)) == found.header
+            else { return }
+            state.withLock { state in
+                guard state.cache.version(forKey: key, now: -.infinity) == 0 else { return }
+                let size = found.file.bytes.count
+                let entry = Entry(relativePath: found.relativePath, size: size, touched: found.file.modified)
+                state.cache.set(entry, forKey: key, cost: size, expiry: found.header.expiry, removed: &removed)
+                state.owners[found.relativePath] = key
+            }
+        }
+        evict(removed)
+    }
+
+    /// Counts a miss and drops `key` from the index if its file is gone, unless a writer has
+    /// stored it again since it was looked for.
+    private func forgetMissing(_ key: String, digest: String) {
+        let isIndexed = state.withLock { state -> Bool in
+            state.statistics.misses &+= 1
+            return state.cache.index[key] != nil
+        }
+        guard isIndexed else { return }
+        stripe(for: digest).withLock {
+            // With the stripe lock held no writer of this digest is mid-way, so a missing file is
+            // really gone.
+            let known = state.withLock { state in
+                state.cache.index[key].flatMap { state.cache.slots[$0]?.value.relativePath }
+            }
+            guard let known, !SystemCalls.fileExists(absolutePath(known)) else { return }
+            forget(key, countingMiss: false)
+        }
+    }
+
     private func forget(_ key: String, countingMiss: Bool) {
         var removed = Removed()
         state.withLock { state in
             if countingMiss { state.statistics.misses &+= 1 }
             if let entry = state.cache.recordAccess(forKey: key) {
-                state.owners[entry.relativePath] = nil
+                if state.owners[entry.relativePath] == key { state.owners[entry.relativePath] = nil }
                 state.cache.removeValue(forKey: key, removed: &removed)
             }
         }
     }
 
+    /// Removes the expired file `found` and forgets `key`, unless a writer has replaced the file.
     private func removeExpired(_ key: String, digest: String, found: Found) throws(StorageError) {
         let path = absolutePath(found.relativePath)
         try stripe(for: digest).withLock { () throws(StorageError) in
-            // Remove only the file that expired, not one a writer has just replaced it with.
             if let current = try? SystemCalls.readFile(path, limit: found.header.size),
                 let header = try? DiskRecordHeader.decode(current.bytes),
-                header == found.header
+                header != found.header
             {
-                try removeFile(relativePath: found.relativePath, digest: digest, key: key)
+                return
             }
+            try removeFile(relativePath: found.relativePath, digest: digest, key: key)
+            forget(key, countingMiss: false)
         }
         state.withLock { state in
             state.statistics.misses &+= 1
             state.cache.statistics.expirations &+= 1
         }
-        forget(key, countingMiss: false)
     }
 
     /// Whether a live value is stored for `key`.
@@ -536,7 +594,7 @@ public final class DiskStorage: Sendable {
                     return true
                 }
                 if reclaimed {
-                    _ = try? SystemCalls.remove(absolutePath(entry.relativePath))
+                    try? removeRecordFile(relativePath: entry.relativePath, digest: digest)
                 }
             }
         }
@@ -549,49 +607,72 @@ public final class DiskStorage: Sendable {
         let key = try normalizedKey(key)
         let digest = digest(of: key)
         try stripe(for: digest).withLock { () throws(StorageError) in
-            let known = state.withLock { $0.cache.recordAccess(forKey: key)?.relativePath }
-            if let known {
-                try removeFile(relativePath: known, digest: digest, key: key)
-            } else if let found = try? find(key, digest: digest) {
-                try removeFile(relativePath: found.relativePath, digest: digest, key: key)
-            }
+            try removeLocked(key, digest: digest)
+        }
+    }
+
+    /// Removes `key`'s file and index entry. Call with the digest's stripe lock held, so a writer
+    /// storing the key again after this stays indexed.
+    private func removeLocked(_ key: String, digest: String) throws(StorageError) {
+        let known = state.withLock { $0.cache.recordAccess(forKey: key)?.relativePath }
+        if let known {
+            try removeFile(relativePath: known, digest: digest, key: key)
+        } else if let found = try? find(key, digest: digest, stripeHeld: true) {
+            try removeFile(relativePath: found.relativePath, digest: digest, key: key)
         }
         forget(key, countingMiss: false)
     }
 
-    /// Removes one file and keeps its collision chain contiguous by moving the chain's last file
-    /// into the gap. Call with the digest's stripe lock held.
+    /// Removes `key`'s file (see ``removeRecordFile(relativePath:digest:)``), wrapping a failure.
+    /// Call with the digest's stripe lock held.
     private func removeFile(relativePath: String, digest: String, key: String) throws(StorageError) {
-        do throws(SystemCallError) {
-            try SystemCalls.remove(absolutePath(relativePath))
-            var probe = 0
-            while self.relativePath(digest: digest, probe: probe) != relativePath { probe += 1 }
-            var last = probe
-            while try SystemCalls.readFile(absolutePath(self.relativePath(digest: digest, probe: last + 1)), limit: 0)
-                != nil
-            {
-                last += 1
-            }
-            if last > probe {
-                let moved = self.relativePath(digest: digest, probe: last)
-                try SystemCalls.move(absolutePath(moved), to: absolutePath(relativePath))
-                state.withLock { state in
-                    if let owner = state.owners.removeValue(forKey: moved) {
-                        state.owners[relativePath] = owner
-                        state.cache.modifyValue(forKey: owner) { $0.relativePath = relativePath }
-                    }
-                }
-            } else {
-                state.withLock { state in
-                    if state.owners[relativePath] == key { state.owners[relativePath] = nil }
-                }
-            }
-            if options.isDurable {
-                let path = absolutePath(relativePath)
-                try SystemCalls.syncFolder(String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)]))
-            }
+        do {
+            try removeRecordFile(relativePath: relativePath, digest: digest)
         } catch {
             throw ioError(error, key: key, "cannot remove \(absolutePath(relativePath))")
+        }
+    }
+
+    /// The probe number of a value file: 0 for `digest`, `n` for `digest-n`.
+    func probe(of relativePath: String) -> Int {
+        let name = relativePath.split(separator: "/").last ?? ""
+        return name.utf8.count > 33 ? Int(name.dropFirst(33)) ?? 0 : 0
+    }
+
+    /// Removes a file the index does not hold (expired, damaged or duplicated when the folder was
+    /// opened), keeping its collision chain contiguous; a failure leaves it for the next open.
+    func removeDroppedFile(relativePath: String) {
+        let digest = String(relativePath.split(separator: "/").last?.prefix(32) ?? "")
+        stripe(for: digest).withLock {
+            try? removeRecordFile(relativePath: relativePath, digest: digest)
+        }
+    }
+
+    /// Removes one value file and keeps its collision chain contiguous by moving the chain's last
+    /// file (and its index entry) into the gap, so a reader probing `digest`, `digest-1`, … finds
+    /// every key after it. Every removal goes through here: removing, evicting, expiring and
+    /// dropping damage. Call with the digest's stripe lock held.
+    private func removeRecordFile(relativePath: String, digest: String) throws(SystemCallError) {
+        try SystemCalls.remove(absolutePath(relativePath))
+        state.withLock { _ = $0.owners.removeValue(forKey: relativePath) }
+        let probe = probe(of: relativePath)
+        var last = probe
+        while SystemCalls.fileExists(absolutePath(self.relativePath(digest: digest, probe: last + 1))) {
+            last += 1
+        }
+        if last > probe {
+            let moved = self.relativePath(digest: digest, probe: last)
+            try SystemCalls.move(absolutePath(moved), to: absolutePath(relativePath))
+            state.withLock { state in
+                if let owner = state.owners.removeValue(forKey: moved) {
+                    state.owners[relativePath] = owner
+                    state.cache.modifyValue(forKey: owner) { $0.relativePath = relativePath }
+                }
+            }
+        }
+        if options.isDurable {
+            let path = absolutePath(relativePath)
+            try SystemCalls.syncFolder(String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)]))
         }
     }
 
@@ -671,7 +752,7 @@ public final class DiskStorage: Sendable {
             }
             var removed = Removed()
             let wrote = try stripe(for: digest).withLock { () throws(StorageError) -> Bool in
-                let current = try find(key, digest: digest)
+                let current = try find(key, digest: digest, stripeHeld: true)
                 guard current?.header == before?.header else { return false }
                 if let value {
                     try setLocked(value, key: key, digest: digest, now: now, removed: &removed)
@@ -703,12 +784,18 @@ public final class DiskStorage: Sendable {
         )
         let size = header.size + value.count
         if let limit = options.maximumByteCount, size > limit {
-            throw StorageError(
-                .capacityExceeded,
-                key: key,
-                storage: name,
-                message: "the value needs \(size) bytes; the limit is \(limit)"
-            )
+            guard options.mode == .cache else {
+                throw StorageError(
+                    .capacityExceeded,
+                    key: key,
+                    storage: name,
+                    message: "the value needs \(size) bytes; the limit is \(limit)"
+                )
+            }
+            // As `set` does in cache mode: the value is not kept, and neither is the older one.
+            state.withLock { $0.statistics.rejections &+= 1 }
+            try removeLocked(key, digest: digest)
+            return
         }
         let relativePath = try claimPath(for: key, digest: digest, addingSize: size)
         try write(header.encoded(), value, to: relativePath, key: key)

@@ -74,8 +74,8 @@ enum SystemCalls {
         let count = min(Int(info.st_size), limit)
         let file = FileBytes(count: count, modified: modificationTime(info), fileSize: Int(info.st_size))
         var offset = 0
-        while offset < count {
-            let read = pread(descriptor, file.buffer.baseAddress! + offset, count - offset, off_t(offset))
+        while offset < count, let base = file.buffer.baseAddress {
+            let read = pread(descriptor, base + offset, count - offset, off_t(offset))
             if read < 0 {
                 if errno == EINTR { continue }
                 throw fail("read", path)
@@ -114,10 +114,16 @@ enum SystemCalls {
             var first = 0
             while remaining > 0 {
                 let written = vectors.withUnsafeMutableBufferPointer { buffer in
-                    writev(descriptor, buffer.baseAddress! + first, Int32(buffer.count - first))
+                    guard let base = buffer.baseAddress else { return 0 }
+                    return writev(descriptor, base + first, Int32(buffer.count - first))
                 }
                 if written < 0 {
                     if errno == EINTR { continue }
+                    throw fail("write", temporaryPath)
+                }
+                if written == 0 {
+                    // No progress on a regular file: report it rather than loop.
+                    errno = EIO
                     throw fail("write", temporaryPath)
                 }
                 remaining -= written
@@ -163,6 +169,11 @@ enum SystemCalls {
         if unlink(path) == 0 { return true }
         if errno == ENOENT || errno == ENOTDIR { return false }
         throw fail("unlink", path)
+    }
+
+    /// Whether something exists at `path`.
+    static func fileExists(_ path: String) -> Bool {
+        access(path, F_OK) == 0
     }
 
     /// Renames a file.

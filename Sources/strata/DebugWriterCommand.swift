@@ -1,0 +1,91 @@
+import ArgumentParser
+import Foundation
+import Strata
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `strata debug-writer`: writes values to a disk folder in a loop, for the tests that run several
+/// processes on one folder and kill a writer mid-write. Hidden from `--help`.
+///
+/// Set number `n` (counting from `--first-counter`) writes key `key-<n mod keys>` with
+/// ``DebugValue/make(key:counter:)``, whose content a reader can check byte for byte. It prints
+/// `ready` once the folder is open. With `--ack-file`, each set that returned is then recorded by
+/// appending `key counter` and a newline to that file in one `write`.
+struct DebugWriterCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "debug-writer",
+        abstract: "Write checkable values in a loop (for Strata's own tests).",
+        shouldDisplay: false
+    )
+
+    @Option(help: "The disk folder to write to.") var folder: String
+    @Option(help: "How many distinct keys to cycle through.") var keys = 16
+    @Option(help: "How many values to write; 0 writes until killed.") var iterations = 1000
+    @Option(help: "The counter of the first value.") var firstCounter = 1
+    @Flag(help: "Sync every write and its folder before acknowledging it.") var durable = false
+    @Option(help: "Append 'key counter' to this file after each acknowledged set.") var ackFile: String?
+
+    func validate() throws {
+        guard keys > 0 else { throw ValidationError("--keys must be positive") }
+        guard iterations >= 0 else { throw ValidationError("--iterations must not be negative") }
+    }
+
+    func run() throws {
+        let storage = try DiskStorage(
+            url: URL(fileURLWithPath: folder),
+            options: DiskStorage.Options(isDurable: durable)
+        )
+        var acknowledgements: Int32 = -1
+        if let ackFile {
+            acknowledgements = open(ackFile, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+            guard acknowledgements >= 0 else {
+                throw ValidationError("cannot open \(ackFile): \(String(cString: strerror(errno)))")
+            }
+        }
+        defer { if acknowledgements >= 0 { close(acknowledgements) } }
+        FileHandle.standardOutput.write(Data("ready\n".utf8))
+        var counter = firstCounter
+        while iterations == 0 || counter < firstCounter + iterations {
+            let key = "key-\(counter % keys)"
+            try storage.set(DebugValue.make(key: key, counter: counter), forKey: key)
+            if acknowledgements >= 0 {
+                let line = Array("\(key) \(counter)\n".utf8)
+                guard line.withUnsafeBytes({ write(acknowledgements, $0.baseAddress, $0.count) }) == line.count else {
+                    throw ValidationError("cannot append to \(ackFile ?? ""): \(String(cString: strerror(errno)))")
+                }
+            }
+            counter += 1
+        }
+    }
+}
+
+/// The values `strata debug-writer` writes: a first line `key counter`, then 16 to 4,111 bytes
+/// derived from the key and the counter, so a reader can rebuild the whole value from its first
+/// line and tell a whole value from a torn or mixed one.
+enum DebugValue {
+    static func make(key: String, counter: Int) -> Data {
+        var data = Data("\(key) \(counter)\n".utf8)
+        let length = 16 + Int(UInt64(truncatingIfNeeded: counter) &* 2_654_435_761 % 4096)
+        // FNV-1a of the key, mixed with the counter, seeds a SplitMix64 stream.
+        var state = key.utf8.reduce(0xcbf2_9ce4_8422_2325 as UInt64) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+        state ^= UInt64(truncatingIfNeeded: counter)
+        var filler = [UInt8]()
+        filler.reserveCapacity(length + 8)
+        while filler.count < length {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var mixed = state
+            mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+            mixed ^= mixed >> 31
+            withUnsafeBytes(of: mixed.littleEndian) { filler.append(contentsOf: $0) }
+        }
+        data.append(contentsOf: filler.prefix(length))
+        return data
+    }
+}

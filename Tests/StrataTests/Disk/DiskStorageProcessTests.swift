@@ -1,0 +1,169 @@
+import Foundation
+import Testing
+
+@testable import Strata
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Real processes on one folder: `strata debug-writer` children writing while this process reads,
+/// and children killed with `SIGKILL` mid-write. A reader must only ever see whole values.
+@Suite struct DiskStorageProcessTests {
+    private static let keyCount = 8
+
+    private static func executable() throws -> URL {
+        try #require(StrataExecutable.url(), "the strata executable is not built next to the tests")
+    }
+
+    /// Reads every writer key from `storage` and checks each value is whole and correct for its
+    /// key; returns the counters found, by key.
+    private static func checkValues(in storage: DiskStorage) throws -> [String: Int] {
+        var counters: [String: Int] = [:]
+        for index in 0..<keyCount {
+            let key = "key-\(index)"
+            guard let value = try storage.value(forKey: key) else { continue }
+            let counter = WrittenValue.counter(of: value, key: key)
+            #expect(counter != nil, "\(key) read \(value.count) bytes that the writer never wrote whole")
+            counters[key] = counter
+        }
+        return counters
+    }
+
+    /// The highest counter acknowledged for each key in an acknowledgement file; a last line cut
+    /// short by the kill is ignored.
+    private static func acknowledgedCounters(_ url: URL) -> [String: Int] {
+        guard let data = FileManager.default.contents(atPath: url.path) else { return [:] }
+        var counters: [String: Int] = [:]
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            .dropLast()
+        {
+            let fields = line.split(separator: " ")
+            guard fields.count == 2, let counter = Int(fields[1]) else { continue }
+            counters[String(fields[0]), default: 0] = max(counters[String(fields[0]), default: 0], counter)
+        }
+        return counters
+    }
+
+    @Test func twoWritersAndAReaderOnOneFolderNeverSeeATornOrWrongValue() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let root = folder.child("store")
+        let reader = try DiskStorage(url: root, options: DiskStorage.Options(mode: .store))
+        let executable = try Self.executable()
+        let secondWriterStart = 1_000_000_000
+        var writers: [WriterProcess] = []
+        for (index, first) in [1, secondWriterStart].enumerated() {
+            let arguments = [
+                "--folder", root.path, "--keys", "\(Self.keyCount)", "--iterations", "0",
+                "--first-counter", "\(first)", "--ack-file", folder.url.appendingPathComponent("acks-\(index)").path,
+            ]
+            writers.append(try await WriterProcess(executable, arguments: arguments))
+        }
+        var checked = 0
+        var seen: Set<Int> = []
+
+        // Both writers write the same keys the whole time this reads them.
+        for _ in 0..<300 {
+            let counters = try Self.checkValues(in: reader)
+            checked += counters.count
+            seen.formUnion(counters.values)
+            await Task.yield()
+        }
+        let stillRunning = writers.allSatisfy(\.isRunning)
+        for writer in writers { writer.crash() }
+        for writer in writers { _ = await writer.waitForExit() }
+
+        #expect(stillRunning, "both writers wrote until the reader was done")
+        #expect(seen.contains { $0 < secondWriterStart } && seen.contains { $0 >= secondWriterStart })
+        #expect(seen.count > 100, "the reader saw the values change")
+        let reopened = try DiskStorage(url: root, options: DiskStorage.Options(mode: .store))
+        #expect(try Self.checkValues(in: reopened).count == Self.keyCount)
+        #expect(try reopened.verify().isSound)
+        print(
+            "DiskStorageProcessTests: checked \(checked) values (\(seen.count) distinct) while two writers wrote"
+        )
+    }
+
+    @Test(arguments: [false, true])
+    func valuesSurviveAWriterKilledAtRandomMoments(durable: Bool) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let root = folder.child("store")
+        let acknowledgements = folder.url.appendingPathComponent("acknowledged")
+        _ = try DiskStorage(url: root)
+        let executable = try Self.executable()
+        var generator = SeededRandomNumberGenerator(seed: durable ? 1 : 2)
+        let kills = 100
+        var checked = 0
+
+        for kill in 0..<kills {
+            var arguments = [
+                "--folder", root.path, "--keys", "\(Self.keyCount)", "--iterations", "0",
+                "--first-counter", "\(kill * 10_000_000 + 1)", "--ack-file", acknowledgements.path,
+            ]
+            if durable { arguments.append("--durable") }
+            let writer = try await WriterProcess(executable, arguments: arguments)
+            try await Task.sleep(for: .milliseconds(Int.random(in: 5...50, using: &generator)))
+            writer.crash()
+            let status = await writer.waitForExit()
+
+            #expect(status == SIGKILL, "the writer was killed, not finished")
+            let reopened = try DiskStorage(url: root, options: DiskStorage.Options(mode: .store))
+            #expect(StoreFiles(of: root).temporaries.isEmpty, "opening removes a dead writer's temporary file")
+            let counters = try Self.checkValues(in: reopened)
+            checked += counters.count
+            for (key, acknowledged) in Self.acknowledgedCounters(acknowledgements) {
+                #expect(
+                    (counters[key] ?? 0) >= acknowledged,
+                    "kill \(kill): \(key) was acknowledged at \(acknowledged), reads \(String(describing: counters[key]))"
+                )
+            }
+            #expect(try reopened.verify().isSound)
+        }
+
+        let acknowledged = Self.acknowledgedCounters(acknowledgements)
+        #expect(acknowledged.count == Self.keyCount)
+        print(
+            "DiskStorageProcessTests: \(kills) kills (durable: \(durable)), \(checked) values checked whole, "
+                + "\(acknowledged.count) keys acknowledged"
+        )
+    }
+
+    @Test func verifyCommandListsDamagedFilesAndExitsNonZero() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let storage = try DiskStorage(url: folder.url)
+        try storage.set(Data("sound".utf8), forKey: "sound")
+        try storage.set(Data("damaged".utf8), forKey: "damaged")
+        let sound = try Self.run(["verify", "--folder", folder.path])
+        let path = folder.path + "/" + relativePath(forKey: "damaged")
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        bytes[bytes.count - 1] ^= 1
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        let damaged = try Self.run(["verify", "--folder", folder.path])
+
+        #expect(sound.status == 0)
+        #expect(damaged.status == 1)
+        #expect(damaged.output.contains("DAMAGED \(path)"))
+        #expect(damaged.output.contains("2 files checked, 1 damaged"))
+    }
+
+    /// Runs `strata` with `arguments` to the end; returns its exit status and standard output.
+    private static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = try executable()
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+}

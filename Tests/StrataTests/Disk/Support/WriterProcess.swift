@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The values `strata debug-writer` writes, rebuilt here independently of the writer's code: a
+/// first line `key counter`, then 16 to 4,111 bytes derived from the key and the counter.
+enum WrittenValue {
+    static func expected(key: String, counter: Int) -> Data {
+        var data = Data("\(key) \(counter)\n".utf8)
+        let length = 16 + Int(UInt64(truncatingIfNeeded: counter) &* 2_654_435_761 % 4096)
+        var state = key.utf8.reduce(0xcbf2_9ce4_8422_2325 as UInt64) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+        state ^= UInt64(truncatingIfNeeded: counter)
+        var generator = SeededRandomNumberGenerator(seed: state)
+        var filler = [UInt8]()
+        while filler.count < length {
+            withUnsafeBytes(of: generator.next().littleEndian) { filler.append(contentsOf: $0) }
+        }
+        data.append(contentsOf: filler.prefix(length))
+        return data
+    }
+
+    /// The counter `value` was written with, when it is the whole value the writer wrote for
+    /// `key`; `nil` for anything else.
+    static func counter(of value: Data, key: String) -> Int? {
+        guard let newline = value.firstIndex(of: UInt8(ascii: "\n")) else { return nil }
+        let fields = String(decoding: value[..<newline], as: UTF8.self).split(separator: " ")
+        guard fields.count == 2, fields[0] == key, let counter = Int(fields[1]) else { return nil }
+        return expected(key: key, counter: counter) == value ? counter : nil
+    }
+}
+
+/// Finds the `strata` executable the test target depends on: next to the test bundle (the build's
+/// products folder, whatever the scratch path), else in the package's `.build/debug`.
+enum StrataExecutable {
+    static func url(filePath: String = #filePath) -> URL? {
+        var candidates: [URL] = []
+        if let executable = Bundle.main.executableURL {
+            candidates.append(executable.resolvingSymlinksInPath().deletingLastPathComponent())
+        }
+        if let argument = CommandLine.arguments.first {
+            candidates.append(URL(fileURLWithPath: argument).resolvingSymlinksInPath().deletingLastPathComponent())
+        }
+        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+            candidates.append(bundle.bundleURL.deletingLastPathComponent())
+        }
+        var folder = URL(fileURLWithPath: filePath).deletingLastPathComponent()
+        while folder.path != "/" {
+            if FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path) {
+                candidates.append(folder.appendingPathComponent(".build/debug"))
+                break
+            }
+            folder.deleteLastPathComponent()
+        }
+        return candidates.map { $0.appendingPathComponent("strata") }.first {
+            FileManager.default.isExecutableFile(atPath: $0.path)
+        }
+    }
+}
+
+/// A running `strata debug-writer`. Any task may use it.
+final class WriterProcess: Sendable {
+    private let process: Process
+    private let exited: AsyncStream<Int32>
+    private let hasExited = Flag()
+    let pid: Int32
+
+    /// Whether the writer has not exited yet.
+    var isRunning: Bool { !hasExited.isRaised }
+
+    /// Starts `strata debug-writer` with `arguments` and returns once it has opened the folder.
+    init(_ executable: URL, arguments: [String]) async throws {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["debug-writer"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        let (exited, continuation) = AsyncStream<Int32>.makeStream()
+        let hasExited = hasExited
+        process.terminationHandler = { process in
+            hasExited.raise()
+            continuation.yield(process.terminationStatus)
+            continuation.finish()
+        }
+        try process.run()
+        self.process = process
+        self.exited = exited
+        pid = process.processIdentifier
+        // Wait for "ready" (or end of output, if the writer failed) on another thread.
+        let reading = output.fileHandleForReading
+        let line: String = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                var bytes = Data()
+                while !bytes.contains(UInt8(ascii: "\n")) {
+                    let chunk = reading.availableData
+                    if chunk.isEmpty { break }
+                    bytes += chunk
+                }
+                continuation.resume(returning: String(decoding: bytes, as: UTF8.self))
+            }
+        }
+        guard line.hasPrefix("ready") else {
+            throw WriterFailure(description: "strata debug-writer did not start: '\(line)'")
+        }
+    }
+
+    /// Kills the writer with `SIGKILL`, wherever it is.
+    func crash() {
+        kill(pid, SIGKILL)
+    }
+
+    /// Waits for the writer to exit and returns its status.
+    func waitForExit() async -> Int32 {
+        for await status in exited { return status }
+        return process.terminationStatus
+    }
+}
+
+struct WriterFailure: Error, CustomStringConvertible {
+    var description: String
+}
