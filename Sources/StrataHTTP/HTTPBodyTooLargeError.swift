@@ -1,7 +1,7 @@
 public import Foundation
 
 /// An answer whose body exceeds ``HTTPSource/maximumBodyByteCount``: the underlying error of the
-/// ``Strata/StorageError/Code/capacityExceeded`` that ``HTTPSource`` throws.
+/// `StorageError.Code.capacityExceeded` that ``HTTPSource`` throws.
 ///
 /// The download stops as soon as the limit is passed, or before it starts when `Content-Length`
 /// already says so. Any task may use it.

@@ -5,7 +5,7 @@ public import Strata
 /// A provider that keeps an ``HTTPSource``'s answers in a storage with their validators and
 /// follows the server's caching headers, so that unchanged bodies are not downloaded again.
 ///
-/// Created by ``HTTPSource/cache(in:clock:reporting:)``. For each request:
+/// Created by ``HTTPSource/cache(in:clock:reporting:)->HTTPCache<Records>``. For each request:
 /// - a stored answer that is still fresh (`Cache-Control: max-age`, or `Expires`) is returned
 ///   without any request;
 /// - otherwise a stored answer with an `ETag` or a `Last-Modified` date is revalidated with
@@ -21,7 +21,7 @@ public import Strata
 /// error goes to the `reporting` closure and the request goes to the network. Like HTTP's own
 /// private caches, it keys answers by URL alone and ignores `Vary`.
 ///
-/// Concurrent requests for one URL each ask the server; put ``Strata/AsyncProvider/coordinated()``
+/// Concurrent requests for one URL each ask the server; put `AsyncProvider.coordinated()`
 /// after it to share one. Any task may use it.
 public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == URL, Records.Value == HTTPCacheRecord {
     public typealias ID = URL
@@ -48,7 +48,7 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
 
     /// Returns the body at `url`, from the storage when the server's caching headers allow it.
     ///
-    /// - Throws: ``Strata/StorageError`` from the source, as ``HTTPSource`` lists; never a
+    /// - Throws: `StorageError` from the source, as ``HTTPSource`` lists; never a
     ///   storage's error.
     public func value(for url: URL) async throws(StorageError) -> Data {
         let stored = await storedRecord(for: url)
@@ -80,7 +80,12 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
 
     private func storedRecord(for url: URL) async -> HTTPCacheRecord? {
         do {
-            return try await records.value(forKey: url)
+            // A storage in memory answers without suspending.
+            switch try records.immediateValue(forKey: url) {
+            case .found(let record): return record
+            case .absent: return nil
+            case .unavailable: return try await records.value(forKey: url)
+            }
         } catch {
             report(error)
             return nil
@@ -113,7 +118,7 @@ extension HTTPSource {
     /// - Parameters:
     ///   - records: Holds one record per URL.
     ///   - clock: Tells the time that freshness is measured against; inject a
-    ///     ``Strata/ManualClock`` in tests.
+    ///     `ManualClock` in tests.
     ///   - report: Told of storage errors, none of which fails a request.
     public func cache<Records: Storage<URL, HTTPCacheRecord>>(
         in records: Records,
@@ -124,8 +129,8 @@ extension HTTPSource {
     }
 
     /// Returns a provider that keeps answers in `records`, a storage keyed by strings (such as
-    /// ``Strata/DiskStorage``), under each URL's `absoluteString`; see
-    /// ``cache(in:clock:reporting:)-(Storage<URL,HTTPCacheRecord>,_,_)``.
+    /// `DiskStorage`), under each URL's `absoluteString`; see
+    /// ``cache(in:clock:reporting:)->HTTPCache<Records>``.
     public func cache<Records: Storage<String, HTTPCacheRecord>>(
         in records: Records,
         clock: any StorageClock = SystemClock(),

@@ -22,28 +22,28 @@ import Musl
 ///     .coordinated()
 /// ```
 ///
-/// Only a 2xx answer is a value. Every failure is a ``StorageError``:
-/// - another status: ``StorageError/Code/sourceFailed``, with an ``HTTPStatusError`` holding the
-///   status and headers as ``StorageError/underlying`` and the status in the message;
-/// - a body longer than ``maximumBodyByteCount``: ``StorageError/Code/capacityExceeded``, with an
+/// Only a 2xx answer is a value. Every failure is a `StorageError`:
+/// - another status: `StorageError.Code.sourceFailed`, with an ``HTTPStatusError`` holding the
+///   status and headers as `StorageError.underlying` and the status in the message;
+/// - a body longer than ``maximumBodyByteCount``: `StorageError.Code.capacityExceeded`, with an
 ///   ``HTTPBodyTooLargeError``; the rest of the body is not downloaded;
 /// - no complete answer within ``timeout`` (connecting, waiting and downloading together):
-///   ``StorageError/Code/timedOut``;
-/// - a refused or reset connection, or any other transport error: ``StorageError/Code/sourceFailed``
+///   `StorageError.Code.timedOut`;
+/// - a refused or reset connection, or any other transport error: `StorageError.Code.sourceFailed`
 ///   with the client's error underneath;
-/// - a client that was shut down: ``StorageError/Code/closed``; task cancellation:
-///   ``StorageError/Code/cancelled``.
+/// - a client that was shut down: `StorageError.Code.closed`; task cancellation:
+///   `StorageError.Code.cancelled`.
 ///
-/// Redirects are followed as the client's `redirectConfiguration` says: ``HTTPClient/shared``
+/// Redirects are followed as the client's `redirectConfiguration` says: `HTTPClient.shared`
 /// follows up to 20 without cycles; a client made with `redirectConfiguration: .disallow` makes a
-/// redirect a ``StorageError/Code/sourceFailed`` with its 3xx status.
+/// redirect a `StorageError.Code.sourceFailed` with its 3xx status.
 ///
-/// The source never shuts its client down. ``HTTPClient/shared`` needs no shutting down; a client
+/// The source never shuts its client down. `HTTPClient.shared` needs no shutting down; a client
 /// you create is yours: call `try await client.shutdown()` once the last request has finished.
 ///
-/// The source keeps nothing between requests; put ``cache(in:clock:reporting:)`` behind it for
-/// conditional requests, and finish the chain with ``Strata/AsyncProvider/coordinated()`` so
-/// concurrent requests for one URL share one download. Any task may use it.
+/// The source keeps nothing between requests: ``cache(in:clock:reporting:)->HTTPCache<Records>``
+/// adds conditional requests; finish the chain with `coordinated()` so concurrent requests for one
+/// URL share one download. Any task may use it.
 public struct HTTPSource: AsyncProvider {
     public typealias ID = URL
     public typealias Value = Data
@@ -56,7 +56,7 @@ public struct HTTPSource: AsyncProvider {
     public var maximumBodyByteCount: Int
     /// Headers sent with every request, such as `Authorization` or `User-Agent`.
     public var headers: HTTPHeaders
-    /// Names the source in errors' ``StorageError/storage``.
+    /// Names the source in errors' `StorageError.storage`.
     public var name: String
 
     /// Creates a source that makes its requests with `client`.
@@ -80,7 +80,7 @@ public struct HTTPSource: AsyncProvider {
 
     /// Downloads the body at `url`.
     ///
-    /// - Throws: ``StorageError``, as the type's documentation lists.
+    /// - Throws: `StorageError`, as the type's documentation lists.
     public func value(for url: URL) async throws(StorageError) -> Data {
         try await response(for: url, conditions: [:]).body
     }

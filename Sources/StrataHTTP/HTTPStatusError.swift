@@ -2,7 +2,7 @@ public import Foundation
 public import NIOHTTP1
 
 /// A server's answer that was not a success: the underlying error of the
-/// ``Strata/StorageError/Code/sourceFailed`` that ``HTTPSource`` throws for a status outside 2xx.
+/// `StorageError.Code.sourceFailed` that ``HTTPSource`` throws for a status outside 2xx.
 ///
 /// Read ``headers`` for what the server added, such as `Retry-After` or `Location`. Any task may
 /// use it.
