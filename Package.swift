@@ -7,20 +7,44 @@ let package = Package(
     products: [
         .library(name: "Strata", targets: ["Strata"]),
         .library(name: "StrataTesting", targets: ["StrataTesting"]),
+        .library(name: "StrataHTTP", targets: ["StrataHTTP"]),
         .executable(name: "strata", targets: ["strata"]),
         .executable(name: "strata-bench", targets: ["strata-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .target(name: "Strata"),
         .target(name: "StrataTesting", dependencies: ["Strata"]),
+        .target(
+            name: "StrataHTTP",
+            dependencies: [
+                "Strata",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        // A small HTTP/1.1 server on SwiftNIO for the HTTP tests and `strata demo`; not a product.
+        .target(
+            name: "LocalHTTPServer",
+            dependencies: [
+                "Strata",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "strata",
             dependencies: [
                 "Strata",
+                "StrataHTTP",
+                "LocalHTTPServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -38,6 +62,18 @@ let package = Package(
             dependencies: ["Strata", "StrataTesting", "strata"],
             // The fuzzer's corpus, replayed by DiskFuzzCorpusTests from the source tree.
             exclude: ["Fuzz/Corpus"]
+        ),
+        .testTarget(
+            name: "StrataHTTPTests",
+            dependencies: [
+                "Strata",
+                "StrataHTTP",
+                "LocalHTTPServer",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
         ),
     ]
 )

@@ -39,7 +39,10 @@ final class Counter: @unchecked Sendable {
 
 struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Put a memory cache in front of a slow source and show what it saves."
+        abstract: """
+            Put a memory cache in front of a slow source and show what it saves, then fetch images \
+            from a local HTTP server through a provider chain.
+            """
     )
 
     @Option(help: "Requests to make.")
@@ -57,9 +60,12 @@ struct Demo: AsyncParsableCommand {
     @Flag(help: "Print one line per request.")
     var verbose = false
 
+    @Option(help: "Concurrent requests in each burst of the HTTP part.")
+    var burst = 200
+
     func validate() throws {
-        guard requests > 0, users > 0, capacity > 0, latency >= 0 else {
-            throw ValidationError("requests, users and capacity must be positive, latency not negative")
+        guard requests > 0, users > 0, capacity > 0, latency >= 0, burst > 0 else {
+            throw ValidationError("requests, users, capacity and burst must be positive, latency not negative")
         }
     }
 
@@ -113,6 +119,7 @@ struct Demo: AsyncParsableCommand {
         if folder == nil {
             try? FileManager.default.removeItem(at: folderURL)
         }
+        try await ImageDemo(burst: burst).run()
     }
 
     private func format(_ duration: Duration) -> String {

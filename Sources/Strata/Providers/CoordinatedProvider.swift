@@ -99,6 +99,12 @@ public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Send
         state.withLock { $0.fetches.count }
     }
 
+    /// The number of requests waiting for a fetch right now, for tests and benchmarks that must
+    /// know when every request has joined.
+    package var waitersInFlight: Int {
+        state.withLock { state in state.fetches.values.reduce(0) { $0 + $1.waiters.count } }
+    }
+
     public func value(for id: ID) async throws(StorageError) -> Value {
         let waiter = state.withLock { $0.makeWaiterID() }
         do {

@@ -1,0 +1,341 @@
+import AsyncHTTPClient
+import Foundation
+import LocalHTTPServer
+import NIOHTTP1
+import Strata
+import StrataHTTP
+import Testing
+
+@Suite struct HTTPSourceTests {
+    @Test func aSuccessfulAnswerIsTheBody() async throws {
+        let routes: [String: Route] = ["/a": { _ in .body("alpha") }]
+
+        let body = try await HTTPFixture.run(routes: routes) { http in
+            try await http.source().value(for: http.url("/a"))
+        }
+
+        #expect(body == Data("alpha".utf8))
+    }
+
+    @Test func concurrentRequestsThroughCoordinatedMakeOneServerHit() async throws {
+        let gate = Gate()
+        let routes: [String: Route] = [
+            "/image": { _ in
+                await gate.wait()
+                return .body("pixels")
+            }
+        ]
+        let requests = 50
+
+        let (bodies, hits) = try await HTTPFixture.run(routes: routes) { http in
+            let images = http.source().coordinated()
+            let url = http.url("/image")
+            let bodies = try await withThrowingTaskGroup(of: Data.self) { group in
+                for _ in 0..<requests {
+                    group.addTask { try await images.value(for: url) }
+                }
+                await http.server.waitForHits(1, path: "/image")
+                let everyoneJoined = await eventually { images.waitersInFlight == requests }
+                #expect(everyoneJoined)
+                gate.open()
+                return try await group.reduce(into: [Data]()) { $0.append($1) }
+            }
+            return (bodies, http.server.hits("/image"))
+        }
+
+        #expect(bodies.count == requests)
+        #expect(Set(bodies) == [Data("pixels".utf8)])
+        #expect(hits == 1)
+    }
+
+    @Test func aCachedBodyIsServedWithoutAnotherHit() async throws {
+        let routes: [String: Route] = ["/a": { _ in .body("alpha") }]
+
+        let (first, second, hits) = try await HTTPFixture.run(routes: routes) { http in
+            let provider = http.source().cache(MemoryStorage<URL, Data>())
+            let first = try await provider.value(for: http.url("/a"))
+            let second = try await provider.value(for: http.url("/a"))
+            return (first, second, http.server.hits("/a"))
+        }
+
+        #expect(first == Data("alpha".utf8))
+        #expect(second == first)
+        #expect(hits == 1)
+    }
+
+    @Test(arguments: [404, 500, 503])
+    func aStatusOutsideTwoHundredsIsSourceFailedWithTheStatus(status: Int) async throws {
+        let routes: [String: Route] = ["/a": { _ in .status(status, headers: [("Retry-After", "3")]) }]
+        let cache = MemoryStorage<URL, Data>()
+
+        let error = try await HTTPFixture.run(routes: routes) { http in
+            await #expect(throws: StorageError.self) {
+                try await http.source().cache(cache).value(for: http.url("/a"))
+            }
+        }
+
+        #expect(error?.code == .sourceFailed)
+        #expect(error?.httpStatus == status)
+        #expect(error?.message.contains("\(status)") == true)
+        #expect((error?.underlying as? HTTPStatusError)?.headers.first(name: "retry-after") == "3")
+        #expect(error?.storage == "HTTPSource")
+        #expect(error?.key?.hasSuffix("/a") == true)
+        #expect(cache.count == 0)
+    }
+
+    @Test func aServerThatIsDownIsSourceFailed() async throws {
+        let closed = try await LocalHTTPServer.start { _ in .status(200) }
+        let url = closed.url("/a")
+        await closed.stop()
+        var configuration = HTTPClient.Configuration.testing
+        configuration.connectionPool.retryConnectionEstablishment = false
+        let cache = MemoryStorage<URL, Data>()
+
+        let error = try await HTTPFixture.run(routes: [:], configuration: configuration) { http in
+            await #expect(throws: StorageError.self) {
+                try await http.source().cache(cache).value(for: url)
+            }
+        }
+
+        #expect(error?.code == .sourceFailed)
+        #expect(error?.underlying != nil)
+        #expect(cache.count == 0)
+    }
+
+    @Test func aServerThatIsDownIsSourceFailedEvenWhileTheClientRetriesConnecting() async throws {
+        let closed = try await LocalHTTPServer.start { _ in .status(200) }
+        let url = closed.url("/a")
+        await closed.stop()
+
+        let error = try await HTTPFixture.run(routes: [:]) { http in
+            await #expect(throws: StorageError.self) {
+                try await http.source(timeout: .milliseconds(300)).value(for: url)
+            }
+        }
+
+        #expect(error?.code == .sourceFailed)
+        #expect(error.map { "\($0)" }?.contains("refused") == true)
+    }
+
+    @Test func aResetConnectionIsSourceFailedAndNothingIsCached() async throws {
+        let routes: [String: Route] = ["/a": { _ in .resetConnection }]
+        let cache = MemoryStorage<URL, Data>()
+
+        let error = try await HTTPFixture.run(routes: routes) { http in
+            await #expect(throws: StorageError.self) {
+                try await http.source().cache(cache).value(for: http.url("/a"))
+            }
+        }
+
+        #expect(error?.code == .sourceFailed)
+        #expect(error?.underlying != nil)
+        #expect(cache.count == 0)
+    }
+
+    @Test func aConnectionClosedMidBodyIsSourceFailedAndNothingIsCached() async throws {
+        let routes: [String: Route] = [
+            "/a": { _ in .truncate(status: 200, headers: [], body: Array("half".utf8), declaredLength: 100) }
+        ]
+        let cache = MemoryStorage<URL, Data>()
+
+        let error = try await HTTPFixture.run(routes: routes) { http in
+            await #expect(throws: StorageError.self) {
+                try await http.source().cache(cache).value(for: http.url("/a"))
+            }
+        }
+
+        #expect(error?.code == .sourceFailed)
+        #expect(cache.count == 0)
+    }
+
+    @Test(arguments: [true, false])
+    func aBodyLargerThanTheLimitIsCapacityExceededAndNothingIsCached(declaresLength: Bool) async throws {
+        let routes: [String: Route] = [
+            "/huge": { _ in
+                .stream(
+                    status: 200,
+                    headers: [],
+                    chunk: Array(repeating: 0x2A, count: 64 * 1024),
+                    chunkCount: 256,
+                    declaresLength: declaresLength
+                )
+            }
+        ]
+        let cache = MemoryStorage<URL, Data>()
+
+        let error = try await HTTPFixture.run(routes: routes) { http in
+            await #expect(throws: StorageError.self) {
+                try await http.source(maximumBodyByteCount: 1024 * 1024).cache(cache).value(for: http.url("/huge"))
+            }
+        }
+
+        #expect(error?.code == .capacityExceeded)
+        let tooLarge = error?.underlying as? HTTPBodyTooLargeError
+        #expect(tooLarge?.maximumByteCount == 1024 * 1024)
+        #expect(tooLarge?.declaredByteCount == (declaresLength ? 16 * 1024 * 1024 : nil))
+        #expect(error?.message.contains("1048576") == true)
+        #expect(cache.count == 0)
+    }
+
+    @Test func aBodyAtTheLimitIsAccepted() async throws {
+        let routes: [String: Route] = [
+            "/a": { _ in .stream(status: 200, headers: [], chunk: [1, 2, 3, 4], chunkCount: 4, declaresLength: false) }
+        ]
+
+        let body = try await HTTPFixture.run(routes: routes) { http in
+            try await http.source(maximumBodyByteCount: 16).value(for: http.url("/a"))
+        }
+
+        #expect(body.count == 16)
+    }
+
+    @Test func aServerSlowToAnswerIsTimedOutAndNothingIsCached() async throws {
+        let routes: [String: Route] = [
+            "/slow": { _ in
+                // Cancelled when the fixture stops the server.
+                try? await Task.sleep(for: .seconds(30))
+                return .body("late")
+            }
+        ]
+        let cache = MemoryStorage<URL, Data>()
+
+        let error = try await HTTPFixture.run(routes: routes) { http in
+            await #expect(throws: StorageError.self) {
+                try await http.source(timeout: .milliseconds(200)).cache(cache).value(for: http.url("/slow"))
+            }
+        }
+
+        #expect(error?.code == .timedOut)
+        #expect(error?.message.contains("0.2 seconds") == true)
+        #expect(cache.count == 0)
+    }
+
+    @Test func aBodySlowToArriveIsTimedOut() async throws {
+        let routes: [String: Route] = [
+            "/trickle": { _ in
+                .stream(
+                    status: 200,
+                    headers: [],
+                    chunk: Array("x".utf8),
+                    chunkCount: 1000,
+                    declaresLength: true,
+                    pause: .milliseconds(50)
+                )
+            }
+        ]
+
+        let error = try await HTTPFixture.run(routes: routes) { http in
+            await #expect(throws: StorageError.self) {
+                try await http.source(timeout: .milliseconds(300)).value(for: http.url("/trickle"))
+            }
+        }
+
+        #expect(error?.code == .timedOut)
+    }
+
+    @Test func redirectsAreFollowed() async throws {
+        let routes: [String: Route] = [
+            "/old": { _ in .status(301, headers: [("Location", "/new")]) },
+            "/new": { _ in .body("moved here") },
+        ]
+
+        let (body, hits) = try await HTTPFixture.run(routes: routes) { http in
+            let body = try await http.source().value(for: http.url("/old"))
+            return (body, http.server.hits("/new"))
+        }
+
+        #expect(body == Data("moved here".utf8))
+        #expect(hits == 1)
+    }
+
+    @Test func aRedirectTheClientDoesNotFollowIsSourceFailedWithItsStatus() async throws {
+        let routes: [String: Route] = [
+            "/old": { _ in .status(302, headers: [("Location", "/new")]) },
+            "/new": { _ in .body("moved here") },
+        ]
+        var configuration = HTTPClient.Configuration.testing
+        configuration.redirectConfiguration = .disallow
+
+        let error = try await HTTPFixture.run(routes: routes, configuration: configuration) { http in
+            await #expect(throws: StorageError.self) { try await http.source().value(for: http.url("/old")) }
+        }
+
+        #expect(error?.code == .sourceFailed)
+        #expect(error?.httpStatus == 302)
+        #expect(error?.message.contains("/new") == true)
+    }
+
+    @Test func aRedirectLoopIsSourceFailed() async throws {
+        let routes: [String: Route] = [
+            "/ping": { _ in .status(302, headers: [("Location", "/pong")]) },
+            "/pong": { _ in .status(302, headers: [("Location", "/ping")]) },
+        ]
+
+        let error = try await HTTPFixture.run(routes: routes) { http in
+            await #expect(throws: StorageError.self) { try await http.source().value(for: http.url("/ping")) }
+        }
+
+        #expect(error?.code == .sourceFailed)
+        #expect(error?.underlying is HTTPClientError)
+    }
+
+    @Test func theSourceSendsItsHeadersWithEveryRequest() async throws {
+        let log = RequestLog()
+        let routes: [String: Route] = [
+            "/a": { request in
+                log.record(request)
+                return .body("alpha")
+            }
+        ]
+
+        try await HTTPFixture.run(routes: routes) { http in
+            var source = http.source()
+            source.headers.add(name: "Authorization", value: "Bearer token")
+            _ = try await source.value(for: http.url("/a"))
+        }
+
+        #expect(log.values(of: "Authorization") == ["Bearer token"])
+    }
+
+    @Test func aSourceWhoseClientWasShutDownIsClosed() async throws {
+        let client = HTTPClient(configuration: .testing)
+        try await client.shutdown()
+        let source = HTTPSource(client: client)
+
+        let error = await #expect(throws: StorageError.self) {
+            try await source.value(for: try #require(URL(string: "http://127.0.0.1:9/a")))
+        }
+
+        #expect(error?.code == .closed)
+    }
+
+    @Test func aCancelledRequestIsCancelled() async throws {
+        let gate = Gate()
+        let routes: [String: Route] = [
+            "/held": { _ in
+                await gate.wait()
+                return .body("late")
+            }
+        ]
+
+        let error = try await HTTPFixture.run(routes: routes) { http in
+            let source = http.source()
+            let url = http.url("/held")
+            let task = Task { try await source.value(for: url) }
+            await http.server.waitForHits(1, path: "/held")
+            task.cancel()
+            let result = await task.result
+            gate.open()
+            return result.failure as? StorageError
+        }
+
+        #expect(error?.code == .cancelled)
+    }
+}
+
+extension Result {
+    fileprivate var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}

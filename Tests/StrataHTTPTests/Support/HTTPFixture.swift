@@ -1,0 +1,138 @@
+import AsyncHTTPClient
+import Foundation
+import LocalHTTPServer
+import NIOCore
+import NIOPosix
+import Strata
+import StrataHTTP
+
+typealias Request = LocalHTTPServer.Request
+typealias Reply = LocalHTTPServer.Reply
+
+/// A route of the test server: answers one path.
+typealias Route = @Sendable (Request) async -> Reply
+
+/// A local server with the given routes and an HTTP client of the test's own, both stopped when
+/// the test's body returns or throws.
+struct HTTPFixture {
+    let server: LocalHTTPServer
+    let client: HTTPClient
+
+    /// Runs `body` against a server answering `routes` (404 for any other path), with a client
+    /// that follows up to 5 redirects unless `configuration` says otherwise.
+    static func run<Result>(
+        routes: [String: Route],
+        configuration: HTTPClient.Configuration = .testing,
+        _ body: (HTTPFixture) async throws -> Result
+    ) async throws -> Result {
+        let server = try await LocalHTTPServer.start { request in
+            guard let route = routes[request.path] else { return .status(404) }
+            return await route(request)
+        }
+        let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+        let fixture = HTTPFixture(server: server, client: client)
+        let result: Result
+        do {
+            result = try await body(fixture)
+        } catch {
+            try? await client.shutdown()
+            await server.stop()
+            throw error
+        }
+        try await client.shutdown()
+        await server.stop()
+        return result
+    }
+
+    /// The URL of `path` on the server.
+    func url(_ path: String) -> URL {
+        server.url(path)
+    }
+
+    /// A source on the fixture's client.
+    func source(timeout: Duration = .seconds(5), maximumBodyByteCount: Int = 1024 * 1024) -> HTTPSource {
+        HTTPSource(client: client, timeout: timeout, maximumBodyByteCount: maximumBodyByteCount)
+    }
+}
+
+extension HTTPClient.Configuration {
+    /// Follows up to 5 redirects, connects within 2 s.
+    static var testing: HTTPClient.Configuration {
+        HTTPClient.Configuration(
+            redirectConfiguration: .follow(max: 5, allowCycles: false),
+            timeout: .init(connect: .seconds(2))
+        )
+    }
+}
+
+/// Holds requests until the test opens it. Any task may use it.
+final class Gate: Sendable {
+    private struct State {
+        var isOpen = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let state = LockedState(State())
+
+    /// Returns once the gate is open.
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let isOpen = state.withLock { state in
+                if !state.isOpen { state.waiters.append(continuation) }
+                return state.isOpen
+            }
+            if isOpen { continuation.resume() }
+        }
+    }
+
+    /// Lets every waiting and later request through.
+    func open() {
+        let waiters = state.withLock { state in
+            state.isOpen = true
+            defer { state.waiters.removeAll() }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+/// Records what a route saw: the conditional headers of each request. Any task may use it.
+final class RequestLog: Sendable {
+    private let entries = LockedState<[Request]>([])
+
+    func record(_ request: Request) {
+        entries.withLock { $0.append(request) }
+    }
+
+    var requests: [Request] {
+        entries.withLock { $0 }
+    }
+
+    /// The value of `header` in each request, `nil` where it was absent.
+    func values(of header: String) -> [String?] {
+        requests.map { $0.header(header) }
+    }
+}
+
+/// Yields until `condition` holds, at most `attempts` times; returns whether it held.
+func eventually(attempts: Int = 100_000, _ condition: () -> Bool) async -> Bool {
+    for _ in 0..<attempts {
+        if condition() { return true }
+        await Task.yield()
+    }
+    return condition()
+}
+
+extension Reply {
+    /// 200 with `body` and `headers`.
+    static func body(_ body: String, _ headers: [(String, String)] = []) -> Reply {
+        .respond(status: 200, headers: headers, body: Array(body.utf8))
+    }
+}
+
+extension StorageError {
+    /// The status of the `HTTPStatusError` underneath, if there is one.
+    var httpStatus: Int? {
+        (underlying as? HTTPStatusError)?.status
+    }
+}
