@@ -12,8 +12,8 @@ import Musl
 
 /// Every figure, in the order a full run prints them. A new family of figures (disk, SQLite,
 /// eviction policies) adds its list here, and its goals below.
-let benchmarks = Benchmark.memory
-let goals = Goal.memory
+let benchmarks = Benchmark.memory + Benchmark.disk
+let goals = Goal.memory + Goal.disk
 
 let options: Options
 do {
