@@ -125,7 +125,9 @@ public final class DiskStorage: Sendable {
 
     /// The key as stored: NFC-normalized, so keys Swift considers equal share one file.
     func normalizedKey(_ key: String) throws(StorageError) -> String {
-        let normalized = key.precomposedStringWithCanonicalMapping
+        // NFC's quick check: text without a code point at or above U+0300 (no UTF-8 byte at or
+        // above 0xCC) is already in NFC, and Foundation's normalization costs microseconds.
+        let normalized = key.utf8.allSatisfy { $0 < 0xCC } ? key : key.precomposedStringWithCanonicalMapping
         guard normalized.utf8.count <= DiskRecordHeader.maximumKeyLength else {
             throw StorageError(
                 .invalidKey,
@@ -140,24 +142,46 @@ public final class DiskStorage: Sendable {
     /// The hexadecimal digest naming `key`'s file: 32 characters, 128 bits.
     func digest(of key: String) -> String {
         let bytes = options.keyDigest?(key) ?? SHA256.hash(key.utf8)
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
-        var characters: [UInt8] = []
-        characters.reserveCapacity(32)
-        for byte in bytes.prefix(16) {
-            characters.append(hex[Int(byte >> 4)])
-            characters.append(hex[Int(byte & 0x0f)])
+        return String(unsafeUninitializedCapacity: 32) { characters in
+            let hex: StaticString = "0123456789abcdef"
+            for index in 0..<16 {
+                let byte = index < bytes.count ? bytes[index] : 0
+                characters[2 * index] = hex.utf8Start[Int(byte >> 4)]
+                characters[2 * index + 1] = hex.utf8Start[Int(byte & 0x0f)]
+            }
+            return 32
         }
-        while characters.count < 32 { characters.append(UInt8(ascii: "0")) }
-        return String(decoding: characters, as: UTF8.self)
+    }
+
+    /// The digest a value file's relative path (`d/ig/digest` or `d/ig/digest-probe`) names: the
+    /// key's, without hashing it again.
+    func digest(fromRelativePath relativePath: String) -> String {
+        let utf8 = relativePath.utf8
+        let name = utf8.lastIndex(of: UInt8(ascii: "/")).map(utf8.index(after:)) ?? utf8.startIndex
+        return String(Substring(utf8[name...].prefix(32)))
+    }
+
+    /// The folder holding the file at `path`: everything before its last `/`.
+    func folder(of path: String) -> String {
+        let utf8 = path.utf8
+        return String(Substring(utf8[..<(utf8.lastIndex(of: UInt8(ascii: "/")) ?? utf8.endIndex)]))
     }
 
     /// The relative path of probe `probe` for `digest`: `d/ig/digest` or `d/ig/digest-probe`.
     func relativePath(digest: String, probe: Int) -> String {
-        let utf8 = Array(digest.utf8)
-        let first = String(decoding: utf8[0..<1], as: UTF8.self)
-        let second = String(decoding: utf8[1..<3], as: UTF8.self)
         let file = probe == 0 ? digest : "\(digest)-\(probe)"
-        return "\(first)/\(second)/\(file)"
+        var digest = digest
+        return digest.withUTF8 { bytes in
+            String(unsafeUninitializedCapacity: 5 + file.utf8.count) { path in
+                path[0] = bytes[0]
+                path[1] = UInt8(ascii: "/")
+                path[2] = bytes[1]
+                path[3] = bytes[2]
+                path[4] = UInt8(ascii: "/")
+                _ = UnsafeMutableBufferPointer(rebasing: path[5...]).initialize(from: file.utf8)
+                return 5 + file.utf8.count
+            }
+        }
     }
 
     func absolutePath(_ relativePath: String) -> String {
@@ -273,14 +297,21 @@ public final class DiskStorage: Sendable {
     ///   ``StorageError/Code/invalidKey`` for a key over 1 MiB.
     public func value(forKey key: String) throws(StorageError) -> Data? {
         let key = try normalizedKey(key)
-        let digest = digest(of: key)
-        guard let found = try find(key, digest: digest) else {
-            forgetMissing(key, digest: digest)
-            return nil
+        let known = knownPath(forKey: key)
+        let found: Found
+        if let known, let direct = readKnown(known, key: key) {
+            found = direct
+        } else {
+            let digest = known.map(digest(fromRelativePath:)) ?? digest(of: key)
+            guard let probed = try find(key, digest: digest) else {
+                forgetMissing(key, digest: digest)
+                return nil
+            }
+            found = probed
         }
         let now = now()
         if found.header.expiry <= now {
-            try removeExpired(key, digest: digest, found: found)
+            try removeExpired(key, digest: digest(fromRelativePath: found.relativePath), found: found)
             return nil
         }
         let shouldTouch = state.withLock { state -> Bool? in
@@ -295,7 +326,7 @@ public final class DiskStorage: Sendable {
         case false?:
             break
         case nil:
-            adopt(found, forKey: key, digest: digest)
+            adopt(found, forKey: key, digest: digest(fromRelativePath: found.relativePath))
         }
         let file = found.file
         let payload = found.payload
@@ -311,6 +342,24 @@ public final class DiskStorage: Sendable {
     /// The read blocks the calling thread for the file's I/O.
     public func immediateValue(forKey key: String) throws(StorageError) -> ImmediateLookup<Data> {
         ImmediateLookup(try value(forKey: key))
+    }
+
+    /// The file the index names for `key`, if it holds the key.
+    private func knownPath(forKey key: String) -> String? {
+        state.withLock { state in
+            state.cache.index[key].flatMap { state.cache.slots[$0]?.value.relativePath }
+        }
+    }
+
+    /// Reads and checks the file the index names for `key`, sparing a read of a known key the
+    /// digest and the probing. `nil` when that file is missing, damaged or another key's: the
+    /// caller then looks the key up by its digest, which also deals with damage.
+    private func readKnown(_ relativePath: String, key: String) -> Found? {
+        guard let file = try? SystemCalls.readFile(absolutePath(relativePath)),
+            let (header, payload) = try? DiskRecordHeader.decodeRecord(file.bytes),
+            header.key == key
+        else { return nil }
+        return Found(header: header, relativePath: relativePath, file: file, payload: payload)
     }
 
     /// Takes a value read from disk but missing from the index into it: one another process
@@ -465,7 +514,7 @@ public final class DiskStorage: Sendable {
     /// Stores `value` for `key`, expiring after `timeToLive` (or the default when `nil`).
     public func set(_ value: Data, forKey key: String, timeToLive: Duration?) throws(StorageError) {
         let key = try normalizedKey(key)
-        let digest = digest(of: key)
+        let digest = knownPath(forKey: key).map(digest(fromRelativePath:)) ?? digest(of: key)
         let now = now()
         let lifetime = timeToLive ?? options.timeToLive
         let header = DiskRecordHeader(
@@ -536,7 +585,7 @@ public final class DiskStorage: Sendable {
 
     private func write(_ header: [UInt8], _ value: Data, to relativePath: String, key: String) throws(StorageError) {
         let path = absolutePath(relativePath)
-        let folder = String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
+        let folder = folder(of: path)
         let counter = temporaryCounter.add(1, ordering: .relaxed).newValue
         let temporary = "\(folder)/\(Self.temporaryPrefix)\(SystemCalls.currentProcessID)-\(counter)"
         func attempt() throws(SystemCallError) {
@@ -585,7 +634,7 @@ public final class DiskStorage: Sendable {
         var entries = removed.rest
         if let first = removed.first { entries.append(first) }
         for entry in entries {
-            let digest = String(entry.relativePath.split(separator: "/").last?.prefix(32) ?? "")
+            let digest = digest(fromRelativePath: entry.relativePath)
             stripe(for: digest).withLock {
                 let reclaimed = state.withLock { state -> Bool in
                     guard let owner = state.owners[entry.relativePath] else { return true }
@@ -642,7 +691,7 @@ public final class DiskStorage: Sendable {
     /// Removes a file the index does not hold (expired, damaged or duplicated when the folder was
     /// opened), keeping its collision chain contiguous; a failure leaves it for the next open.
     func removeDroppedFile(relativePath: String) {
-        let digest = String(relativePath.split(separator: "/").last?.prefix(32) ?? "")
+        let digest = digest(fromRelativePath: relativePath)
         stripe(for: digest).withLock {
             try? removeRecordFile(relativePath: relativePath, digest: digest)
         }
@@ -672,7 +721,7 @@ public final class DiskStorage: Sendable {
         }
         if options.isDurable {
             let path = absolutePath(relativePath)
-            try SystemCalls.syncFolder(String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)]))
+            try SystemCalls.syncFolder(folder(of: path))
         }
     }
 

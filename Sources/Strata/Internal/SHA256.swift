@@ -14,74 +14,114 @@ struct SHA256 {
 
     /// The 32-byte digest of `bytes`.
     static func hash(_ bytes: some Collection<UInt8>) -> [UInt8] {
-        var message = Array(bytes)
-        let bitLength = UInt64(message.count) &* 8
-        message.append(0x80)
-        while message.count % 64 != 56 {
-            message.append(0)
+        if let digest = bytes.withContiguousStorageIfAvailable({ hash(UnsafeRawBufferPointer($0)) }) {
+            return digest
         }
-        for shift in stride(from: 56, through: 0, by: -8) {
-            message.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
+        return Array(bytes).withUnsafeBytes { hash($0) }
+    }
+
+    /// The 32-byte digest of the bytes in `message`.
+    ///
+    /// Whole blocks are compressed straight from `message`; the last one or two, padded, from a
+    /// buffer on the stack, so a digest allocates nothing but its result. Disk keys are short: a
+    /// key of up to 55 bytes is one block.
+    static func hash(_ message: UnsafeRawBufferPointer) -> [UInt8] {
+        var state = State()
+        let count = message.count
+        var offset = 0
+        while count - offset >= 64 {
+            state.compress(UnsafeRawBufferPointer(rebasing: message[offset..<(offset + 64)]))
+            offset += 64
+        }
+        withUnsafeTemporaryAllocation(byteCount: 128, alignment: 8) { tail in
+            let remaining = count - offset
+            tail.initializeMemory(as: UInt8.self, repeating: 0)
+            if remaining > 0 {
+                tail.copyMemory(from: UnsafeRawBufferPointer(rebasing: message[offset...]))
+            }
+            tail[remaining] = 0x80
+            let blocks = remaining + 9 <= 64 ? 1 : 2
+            let bitLength = UInt64(count) &* 8
+            tail.storeBytes(of: bitLength.bigEndian, toByteOffset: blocks * 64 - 8, as: UInt64.self)
+            for block in 0..<blocks {
+                state.compress(UnsafeRawBufferPointer(rebasing: tail[(block * 64)..<(block * 64 + 64)]))
+            }
+        }
+        return state.digest
+    }
+
+    /// The eight working words, and the compression function over one 64-byte block.
+    private struct State {
+        var h0: UInt32 = 0x6a09_e667
+        var h1: UInt32 = 0xbb67_ae85
+        var h2: UInt32 = 0x3c6e_f372
+        var h3: UInt32 = 0xa54f_f53a
+        var h4: UInt32 = 0x510e_527f
+        var h5: UInt32 = 0x9b05_688c
+        var h6: UInt32 = 0x1f83_d9ab
+        var h7: UInt32 = 0x5be0_cd19
+
+        mutating func compress(_ block: UnsafeRawBufferPointer) {
+            withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
+                for i in 0..<16 {
+                    w[i] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self))
+                }
+                for i in 16..<64 {
+                    let s0 = w[i - 15].rotatedRight(7) ^ w[i - 15].rotatedRight(18) ^ (w[i - 15] >> 3)
+                    let s1 = w[i - 2].rotatedRight(17) ^ w[i - 2].rotatedRight(19) ^ (w[i - 2] >> 10)
+                    w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
+                }
+                SHA256.k.withUnsafeBufferPointer { k in
+                    var a = h0
+                    var b = h1
+                    var c = h2
+                    var d = h3
+                    var e = h4
+                    var f = h5
+                    var g = h6
+                    var hh = h7
+                    for i in 0..<64 {
+                        let s1 = e.rotatedRight(6) ^ e.rotatedRight(11) ^ e.rotatedRight(25)
+                        let choice = (e & f) ^ (~e & g)
+                        let temp1 = hh &+ s1 &+ choice &+ k[i] &+ w[i]
+                        let s0 = a.rotatedRight(2) ^ a.rotatedRight(13) ^ a.rotatedRight(22)
+                        let majority = (a & b) ^ (a & c) ^ (b & c)
+                        let temp2 = s0 &+ majority
+                        hh = g
+                        g = f
+                        f = e
+                        e = d &+ temp1
+                        d = c
+                        c = b
+                        b = a
+                        a = temp1 &+ temp2
+                    }
+                    h0 &+= a
+                    h1 &+= b
+                    h2 &+= c
+                    h3 &+= d
+                    h4 &+= e
+                    h5 &+= f
+                    h6 &+= g
+                    h7 &+= hh
+                }
+            }
         }
 
-        var h: [UInt32] = [
-            0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19,
-        ]
-        var w = [UInt32](repeating: 0, count: 64)
-        for chunk in stride(from: 0, to: message.count, by: 64) {
-            for i in 0..<16 {
-                let base = chunk + i * 4
-                w[i] =
-                    UInt32(message[base]) << 24 | UInt32(message[base + 1]) << 16
-                    | UInt32(message[base + 2]) << 8 | UInt32(message[base + 3])
+        var digest: [UInt8] {
+            [UInt8](unsafeUninitializedCapacity: 32) { buffer, initialized in
+                let raw = UnsafeMutableRawBufferPointer(buffer)
+                raw.storeBytes(of: h0.bigEndian, toByteOffset: 0, as: UInt32.self)
+                raw.storeBytes(of: h1.bigEndian, toByteOffset: 4, as: UInt32.self)
+                raw.storeBytes(of: h2.bigEndian, toByteOffset: 8, as: UInt32.self)
+                raw.storeBytes(of: h3.bigEndian, toByteOffset: 12, as: UInt32.self)
+                raw.storeBytes(of: h4.bigEndian, toByteOffset: 16, as: UInt32.self)
+                raw.storeBytes(of: h5.bigEndian, toByteOffset: 20, as: UInt32.self)
+                raw.storeBytes(of: h6.bigEndian, toByteOffset: 24, as: UInt32.self)
+                raw.storeBytes(of: h7.bigEndian, toByteOffset: 28, as: UInt32.self)
+                initialized = 32
             }
-            for i in 16..<64 {
-                let s0 = w[i - 15].rotatedRight(7) ^ w[i - 15].rotatedRight(18) ^ (w[i - 15] >> 3)
-                let s1 = w[i - 2].rotatedRight(17) ^ w[i - 2].rotatedRight(19) ^ (w[i - 2] >> 10)
-                w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
-            }
-            var a = h[0]
-            var b = h[1]
-            var c = h[2]
-            var d = h[3]
-            var e = h[4]
-            var f = h[5]
-            var g = h[6]
-            var hh = h[7]
-            for i in 0..<64 {
-                let s1 = e.rotatedRight(6) ^ e.rotatedRight(11) ^ e.rotatedRight(25)
-                let choice = (e & f) ^ (~e & g)
-                let temp1 = hh &+ s1 &+ choice &+ k[i] &+ w[i]
-                let s0 = a.rotatedRight(2) ^ a.rotatedRight(13) ^ a.rotatedRight(22)
-                let majority = (a & b) ^ (a & c) ^ (b & c)
-                let temp2 = s0 &+ majority
-                hh = g
-                g = f
-                f = e
-                e = d &+ temp1
-                d = c
-                c = b
-                b = a
-                a = temp1 &+ temp2
-            }
-            h[0] &+= a
-            h[1] &+= b
-            h[2] &+= c
-            h[3] &+= d
-            h[4] &+= e
-            h[5] &+= f
-            h[6] &+= g
-            h[7] &+= hh
         }
-        var digest: [UInt8] = []
-        digest.reserveCapacity(32)
-        for word in h {
-            digest.append(UInt8(truncatingIfNeeded: word >> 24))
-            digest.append(UInt8(truncatingIfNeeded: word >> 16))
-            digest.append(UInt8(truncatingIfNeeded: word >> 8))
-            digest.append(UInt8(truncatingIfNeeded: word))
-        }
-        return digest
     }
 }
 

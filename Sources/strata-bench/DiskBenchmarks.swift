@@ -1,0 +1,333 @@
+import Foundation
+import Strata
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The figures for ``DiskStorage``, each against raw POSIX calls on the same kind of files in the
+/// same run: a set is `open`/`write`/`close` of a temporary file and a `rename` over the value's
+/// file, a get is `open`/`fstat`/`read`/`close` into a new buffer, both in a sharded layout
+/// (`x/yz/<32 hex>`) whose paths the baseline gets precomputed. Opening a folder is compared with
+/// a bare recursive walk that reads each file's first 64 bytes.
+///
+/// Disk figures follow the machine's rule for file systems that slow down after deletions: no
+/// figure deletes files between its rounds other than what its operations do themselves (a
+/// `rename` over a file, an eviction), subject and baseline rounds are interleaved so both see the
+/// same state, and every file stays until the process exits (see ``DiskBenchmarkFolder``).
+extension Benchmark {
+    /// Keys of the 1 KiB figures: each set round overwrites every one of them once.
+    static let diskSmallKeyCount = 2_000
+    /// Reads per round of `disk.get.1k`.
+    static let diskSmallReads = 20_000
+    /// Keys of the 1 MiB figures.
+    static let diskLargeKeyCount = 32
+    /// Reads per round of `disk.get.1m`.
+    static let diskLargeReads = 128
+    /// Entries of the folder `disk.open.100k` opens.
+    static let diskOpenEntryCount = 100_000
+
+    static var disk: [Benchmark] {
+        // Opening first: it creates 100,000 files, fastest before any figure has deleted one.
+        [diskOpen, diskSet1k, diskGet1k, diskSet1m, diskGet1m, diskSetEvicting]
+    }
+
+    static var diskSet1k: Benchmark {
+        Benchmark(name: "disk.set.1k", baseline: RawFiles.name) {
+            let subject = try DiskSetWorkload(name: "set-1k", keyCount: diskSmallKeyCount, valueSize: 1024)
+            let raw = try RawFiles(name: "raw-set-1k", count: diskSmallKeyCount, valueSize: 1024)
+            let order = shuffled(diskSmallKeyCount)
+            return Workloads(
+                operations: order.count,
+                subject: { try subject.setAll(order) },
+                baseline: { try raw.setAll(order) }
+            )
+        }
+    }
+
+    static var diskGet1k: Benchmark {
+        Benchmark(name: "disk.get.1k", baseline: RawFiles.name) {
+            let subject = try DiskSetWorkload(name: "get-1k", keyCount: diskSmallKeyCount, valueSize: 1024)
+            let raw = try RawFiles(name: "raw-get-1k", count: diskSmallKeyCount, valueSize: 1024)
+            let probes = DataSet(count: diskSmallKeyCount, valueByteCount: 0).randomIndices(diskSmallReads)
+            return Workloads(
+                operations: probes.count,
+                subject: { try subject.readAll(probes) },
+                baseline: { try raw.readAll(probes) }
+            )
+        }
+    }
+
+    static var diskSet1m: Benchmark {
+        Benchmark(name: "disk.set.1m", baseline: RawFiles.name) {
+            let subject = try DiskSetWorkload(name: "set-1m", keyCount: diskLargeKeyCount, valueSize: 1 << 20)
+            let raw = try RawFiles(name: "raw-set-1m", count: diskLargeKeyCount, valueSize: 1 << 20)
+            let order = shuffled(diskLargeKeyCount)
+            return Workloads(
+                operations: order.count,
+                subject: { try subject.setAll(order) },
+                baseline: { try raw.setAll(order) }
+            )
+        }
+    }
+
+    static var diskGet1m: Benchmark {
+        Benchmark(name: "disk.get.1m", baseline: RawFiles.name) {
+            let subject = try DiskSetWorkload(name: "get-1m", keyCount: diskLargeKeyCount, valueSize: 1 << 20)
+            let raw = try RawFiles(name: "raw-get-1m", count: diskLargeKeyCount, valueSize: 1 << 20)
+            let probes = DataSet(count: diskLargeKeyCount, valueByteCount: 0).randomIndices(diskLargeReads)
+            return Workloads(
+                operations: probes.count,
+                subject: { try subject.readAll(probes) },
+                baseline: { try raw.readAll(probes) }
+            )
+        }
+    }
+
+    /// Sets of 1 KiB values into a storage at its byte limit, each of a key it does not hold, so
+    /// every set writes a new file and evicts the least recently used one. The baseline is the
+    /// workload of `disk.set.1k` (overwriting, no eviction), in the same rounds.
+    static var diskSetEvicting: Benchmark {
+        Benchmark(name: "disk.set.evicting", baseline: "disk.set.1k") {
+            let keyCount = diskSmallKeyCount
+            // Room for half the keys: cycling through all of them, each set is of an absent key.
+            let recordSize = 56 + "key-0000".utf8.count + 1024
+            let evicting = try DiskSetWorkload(
+                name: "set-evicting",
+                keyCount: keyCount,
+                valueSize: 1024,
+                maximumByteCount: keyCount / 2 * recordSize
+            )
+            let overwriting = try DiskSetWorkload(name: "set-overwriting", keyCount: keyCount, valueSize: 1024)
+            let order = Array(0..<keyCount)
+            return Workloads(
+                operations: order.count,
+                subject: { try evicting.setAll(order) },
+                baseline: { try overwriting.setAll(order) }
+            )
+        }
+    }
+
+    /// Opening a folder of 100,000 small values (building the index from every file's header),
+    /// per entry, against a recursive walk of the same folder that reads each file's first 64
+    /// bytes.
+    static var diskOpen: Benchmark {
+        Benchmark(name: "disk.open.100k", baseline: "walk-read-64") {
+            let folder = try DiskBenchmarkFolder.make("open-100k")
+            let storage = try DiskStorage(url: folder)
+            let value = Data(repeating: 7, count: 100)
+            for index in 0..<diskOpenEntryCount {
+                try storage.set(value, forKey: "key-\(index)")
+            }
+            let count = diskOpenEntryCount
+            return Workloads(
+                operations: count,
+                subject: {
+                    let opened = try DiskStorage(url: folder)
+                    guard opened.count == count else { throw BenchmarkFailure("opened \(opened.count) of \(count)") }
+                    blackHole(opened.count)
+                },
+                baseline: {
+                    let files = try walkReadingPrefixes(folder.path, prefixLength: 64)
+                    guard files == count + 1 else { throw BenchmarkFailure("walked \(files) of \(count + 1)") }
+                    blackHole(files)
+                }
+            )
+        }
+    }
+
+    /// `0..<count` in a fixed random-looking order.
+    private static func shuffled(_ count: Int) -> [Int] {
+        var generator = SplitMix64(seed: 0xD15C)
+        return Array(0..<count).shuffled(using: &generator)
+    }
+}
+
+// MARK: Workloads
+
+/// A ``DiskStorage`` in a folder of its own, filled with one value per key.
+private struct DiskSetWorkload {
+    let storage: DiskStorage
+    let keys: [String]
+    let value: Data
+
+    init(name: String, keyCount: Int, valueSize: Int, maximumByteCount: Int? = nil) throws {
+        storage = try DiskStorage(
+            url: try DiskBenchmarkFolder.make(name),
+            options: DiskStorage.Options(maximumByteCount: maximumByteCount)
+        )
+        keys = (0..<keyCount).map { "key-" + String(repeating: "0", count: max(0, 4 - "\($0)".count)) + "\($0)" }
+        value = Data((0..<valueSize).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        // A storage at its limit holds the last keys: the first set of a round evicts at once.
+        for key in keys {
+            try storage.set(value, forKey: key)
+        }
+    }
+
+    func setAll(_ order: [Int]) throws {
+        for index in order {
+            try storage.set(value, forKey: keys[index])
+        }
+    }
+
+    func readAll(_ order: [Int]) throws {
+        var sum = 0
+        for index in order {
+            sum &+= try storage.value(forKey: keys[index])?.count ?? -1
+        }
+        blackHole(sum)
+    }
+}
+
+/// The baseline: values in files of a sharded layout, written and read with bare system calls.
+private struct RawFiles {
+    static let name = "raw-posix"
+
+    let paths: [String]
+    let temporaryPaths: [String]
+    let value: [UInt8]
+
+    init(name: String, count: Int, valueSize: Int) throws {
+        let root = try DiskBenchmarkFolder.make(name).path
+        var generator = SplitMix64(seed: 0xF11E)
+        var paths: [String] = []
+        var temporaryPaths: [String] = []
+        for _ in 0..<count {
+            let hex = (0..<2).map { _ in String(generator.next(), radix: 16) }.joined()
+            let name = String(repeating: "0", count: max(0, 32 - hex.count)) + hex
+            let folder = "\(root)/\(name.prefix(1))/\(name.dropFirst().prefix(2))"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            paths.append("\(folder)/\(name)")
+            temporaryPaths.append("\(folder)/.tmp-\(name)")
+        }
+        self.paths = paths
+        self.temporaryPaths = temporaryPaths
+        value = (0..<valueSize).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        try setAll(Array(0..<count))
+    }
+
+    func setAll(_ order: [Int]) throws {
+        for index in order {
+            let temporary = temporaryPaths[index]
+            let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else { throw BenchmarkFailure.system("open", temporary) }
+            var written = 0
+            while written < value.count {
+                let result = value.withUnsafeBytes { bytes in
+                    write(descriptor, bytes.baseAddress.map { $0 + written }, bytes.count - written)
+                }
+                guard result > 0 else { throw BenchmarkFailure.system("write", temporary) }
+                written += result
+            }
+            guard close(descriptor) == 0 else { throw BenchmarkFailure.system("close", temporary) }
+            guard rename(temporary, paths[index]) == 0 else { throw BenchmarkFailure.system("rename", temporary) }
+        }
+    }
+
+    func readAll(_ order: [Int]) throws {
+        var sum = 0
+        for index in order {
+            let path = paths[index]
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw BenchmarkFailure.system("open", path) }
+            var info = stat()
+            guard fstat(descriptor, &info) == 0 else { throw BenchmarkFailure.system("fstat", path) }
+            let size = Int(info.st_size)
+            // A new buffer per read, as a get that returns the value must allocate one.
+            let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+                var offset = 0
+                while offset < size, let base = buffer.baseAddress {
+                    let result = read(descriptor, base + offset, size - offset)
+                    if result <= 0 { break }
+                    offset += result
+                }
+                initialized = offset
+            }
+            close(descriptor)
+            sum &+= bytes.count
+        }
+        blackHole(sum)
+    }
+}
+
+/// Walks `path` recursively with `opendir`/`readdir`, reading the first `prefixLength` bytes of
+/// every regular file; returns how many files it read.
+private func walkReadingPrefixes(_ path: String, prefixLength: Int) throws -> Int {
+    guard let directory = opendir(path) else { throw BenchmarkFailure.system("opendir", path) }
+    defer { closedir(directory) }
+    var files = 0
+    var buffer = [UInt8](repeating: 0, count: prefixLength)
+    while let entry = readdir(directory) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+            String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        if name == "." || name == ".." { continue }
+        let child = path + "/" + name
+        if Int32(entry.pointee.d_type) == Int32(DT_DIR) {
+            files += try walkReadingPrefixes(child, prefixLength: prefixLength)
+        } else {
+            let descriptor = open(child, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw BenchmarkFailure.system("open", child) }
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, prefixLength) }
+            close(descriptor)
+            if count >= 0 { files += 1 }
+        }
+    }
+    return files
+}
+
+// MARK: Folders
+
+/// The folder that holds every disk figure's files for one run, under the system's temporary
+/// folder, removed when the process exits (never between rounds).
+enum DiskBenchmarkFolder {
+    static let root: URL = {
+        let url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("strata-bench-\(getpid())", isDirectory: true)
+        atexit {
+            try? FileManager.default.removeItem(at: DiskBenchmarkFolder.root)
+        }
+        return url
+    }()
+
+    /// A new, empty folder for one figure.
+    static func make(_ name: String) throws -> URL {
+        let url = root.appendingPathComponent(name, isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+}
+
+/// A figure that could not be measured.
+struct BenchmarkFailure: Error, CustomStringConvertible {
+    var description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+
+    static func system(_ call: String, _ path: String) -> BenchmarkFailure {
+        BenchmarkFailure("\(call)(\(path)): \(String(cString: strerror(errno)))")
+    }
+}
+
+// MARK: Goals
+
+extension Goal {
+    /// What `DiskStorage` aims for, from the issue that asked for it.
+    static var disk: [Goal] {
+        let limits: [(String, Double)] = [
+            ("disk.set.1k", 1.2), ("disk.get.1k", 1.2), ("disk.set.1m", 1.2), ("disk.get.1m", 1.2),
+            ("disk.open.100k", 1.5), ("disk.set.evicting", 1.3),
+        ]
+        return limits.map { name, limit in
+            Goal(description: "\(name) ratio <= \(format(limit, 1))") { results in
+                results[name].map { ($0.ratio <= limit, "ratio \(format($0.ratio, 2))") }
+            }
+        }
+    }
+}
