@@ -1,26 +1,54 @@
+import Synchronization
+
 /// The state of a ``CoordinatedProvider``: one fetch per ID and the requests waiting for it.
 /// A pure value; the provider keeps it behind a lock and acts on its decisions after unlocking.
+@usableFromInline
 struct CoordinationState<ID: Hashable, Value> {
+    @usableFromInline
     typealias Continuation = CheckedContinuation<Value, any Error>
 
+    @usableFromInline
     struct Fetch {
-        var waiters: [UInt64: Continuation] = [:]
-        var task: Task<Void, Never>?
+        /// The waiters' continuations in the order they registered; a cancelled waiter leaves `nil`.
+        ///
+        /// Arrival order is fair, and it matters for speed: requests made from one task group that
+        /// finish in the order they were added are cheap for the group to collect, while a random
+        /// order (a dictionary's) costs the Swift runtime a walk of the group's children per
+        /// request, quadratic in the number of waiters (about 28 µs per waiter at 10,000 waiters in
+        /// strata-bench).
+        @usableFromInline private(set) var continuations: [Continuation?] = []
+        /// Where each waiting waiter's continuation is in `continuations`.
+        @usableFromInline var slots: [UInt64: Int] = [:]
+        @usableFromInline var task: Task<Void, Never>?
+
+        /// The number of waiters still waiting.
+        @inlinable var waiterCount: Int { slots.count }
+
+        @inlinable init() {}
+
+        @inlinable
+        mutating func add(_ waiter: UInt64, _ continuation: Continuation) {
+            slots[waiter] = continuations.count
+            continuations.append(continuation)
+        }
+
+        /// Removes `waiter` and returns its continuation, or `nil` if it is not waiting here.
+        @inlinable
+        mutating func remove(_ waiter: UInt64) -> Continuation? {
+            guard let slot = slots.removeValue(forKey: waiter) else { return nil }
+            defer { continuations[slot] = nil }
+            return continuations[slot]
+        }
     }
 
-    private(set) var fetches: [ID: Fetch] = [:]
-    /// Waiters given an ID that have not registered yet.
-    private var arriving: Set<UInt64> = []
-    /// Waiters whose cancellation arrived before they were registered.
-    private var cancelledEarly: Set<UInt64> = []
-    private var nextWaiter: UInt64 = 0
+    @usableFromInline private(set) var fetches: [ID: Fetch] = [:]
+    /// Waiters whose cancellation found them in no fetch: either not registered yet (they will see
+    /// the mark when they register) or already resumed (they remove the mark on their way out).
+    @usableFromInline var cancelledEarly: Set<UInt64> = []
 
-    mutating func makeWaiterID() -> UInt64 {
-        nextWaiter &+= 1
-        arriving.insert(nextWaiter)
-        return nextWaiter
-    }
+    @usableFromInline init() {}
 
+    @usableFromInline
     enum Registration {
         /// The first waiter: start the fetch.
         case startFetch
@@ -30,48 +58,64 @@ struct CoordinationState<ID: Hashable, Value> {
         case cancelled
     }
 
+    @inlinable
     mutating func register(_ waiter: UInt64, for id: ID, continuation: Continuation) -> Registration {
-        arriving.remove(waiter)
-        if cancelledEarly.remove(waiter) != nil { return .cancelled }
-        if fetches[id] != nil {
-            fetches[id]?.waiters[waiter] = continuation
-            return .joined
-        }
-        fetches[id] = Fetch(waiters: [waiter: continuation])
-        return .startFetch
+        if !cancelledEarly.isEmpty, cancelledEarly.remove(waiter) != nil { return .cancelled }
+        var isFirst = false
+        fetches[
+            id,
+            default: {
+                isFirst = true
+                return Fetch()
+            }()
+        ].add(waiter, continuation)
+        return isFirst ? .startFetch : .joined
     }
 
     /// Records the task fetching `id`. Returns `false` if every waiter left before it started, in
     /// which case the caller cancels the task.
+    @inlinable
     mutating func attach(_ task: Task<Void, Never>, to id: ID) -> Bool {
         guard fetches[id] != nil else { return false }
         fetches[id]?.task = task
         return true
     }
 
+    @usableFromInline
     struct Departure {
-        var continuation: Continuation?
-        var taskToCancel: Task<Void, Never>?
+        @usableFromInline var continuation: Continuation?
+        @usableFromInline var taskToCancel: Task<Void, Never>?
+
+        @inlinable init(continuation: Continuation? = nil) {
+            self.continuation = continuation
+        }
     }
 
     /// A waiter was cancelled: it leaves; the fetch is cancelled when it was the last.
+    @inlinable
     mutating func cancel(_ waiter: UInt64, for id: ID) -> Departure {
-        guard let continuation = fetches[id]?.waiters.removeValue(forKey: waiter) else {
-            // Not registered yet: it will see the mark. Already resumed: nothing to do.
-            if arriving.contains(waiter) { cancelledEarly.insert(waiter) }
+        guard let continuation = fetches[id]?.remove(waiter) else {
+            cancelledEarly.insert(waiter)
             return Departure()
         }
         var departure = Departure(continuation: continuation)
-        if fetches[id]?.waiters.isEmpty == true {
+        if fetches[id]?.waiterCount == 0 {
             departure.taskToCancel = fetches.removeValue(forKey: id)?.task
         }
         return departure
     }
 
-    /// The fetch for `id` finished: returns every waiter to resume.
+    /// A request is leaving after its task was cancelled: forgets any mark its cancellation left.
+    @inlinable
+    mutating func forgetCancellation(of waiter: UInt64) {
+        cancelledEarly.remove(waiter)
+    }
+
+    /// The fetch for `id` finished: returns every waiter to resume, in the order they arrived.
+    @inlinable
     mutating func finish(_ id: ID) -> [Continuation] {
         guard let fetch = fetches.removeValue(forKey: id) else { return [] }
-        return Array(fetch.waiters.values)
+        return fetch.continuations.compactMap { $0 }
     }
 }
 
@@ -87,8 +131,10 @@ public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Send
     public typealias ID = Base.ID
     public typealias Value = Base.Value
 
-    private let base: Base
-    private let state = LockedState(CoordinationState<ID, Value>())
+    @usableFromInline let base: Base
+    @usableFromInline let state = LockedState(CoordinationState<ID, Value>())
+    /// Numbers the requests, so a cancellation can name its own.
+    private let nextWaiter = Atomic<UInt64>(0)
 
     init(base: Base) {
         self.base = base
@@ -102,11 +148,25 @@ public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Send
     /// The number of requests waiting for a fetch right now, for tests and benchmarks that must
     /// know when every request has joined.
     package var waitersInFlight: Int {
-        state.withLock { state in state.fetches.values.reduce(0) { $0 + $1.waiters.count } }
+        state.withLock { state in state.fetches.values.reduce(0) { $0 + $1.waiterCount } }
     }
 
+    /// The number of cancellations remembered for requests that have not registered yet; 0 once
+    /// every request has returned.
+    package var cancellationMarks: Int {
+        state.withLock { $0.cancelledEarly.count }
+    }
+
+    @inlinable
     public func value(for id: ID) async throws(StorageError) -> Value {
-        let waiter = state.withLock { $0.makeWaiterID() }
+        let waiter = makeWaiterID()
+        defer {
+            // A cancellation that came after this request was resumed left a mark; no later one
+            // can come once the cancellation handler is gone.
+            if Task.isCancelled {
+                state.withLock { $0.forgetCancellation(of: waiter) }
+            }
+        }
         do {
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
@@ -135,7 +195,13 @@ public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Send
         }
     }
 
-    private func startFetch(for id: ID) {
+    @usableFromInline
+    func makeWaiterID() -> UInt64 {
+        nextWaiter.wrappingAdd(1, ordering: .relaxed).newValue
+    }
+
+    @inlinable
+    func startFetch(for id: ID) {
         // Cancelled by the last waiter to leave (see `CoordinationState.cancel`); otherwise it
         // runs until the base answers and resumes every waiter.
         let task = Task { [base, state] in
@@ -146,8 +212,9 @@ public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Send
                 result = .failure(error)
             }
             let waiters = state.withLock { $0.finish(id) }
+            let shared = result.mapError { $0 as any Error }
             for waiter in waiters {
-                waiter.resume(with: result.mapError { $0 as any Error })
+                waiter.resume(with: shared)
             }
         }
         if !state.withLock({ $0.attach(task, to: id) }) {

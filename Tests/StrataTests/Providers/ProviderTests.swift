@@ -256,7 +256,118 @@ import Testing
         #expect(throws: StorageError.self) { try result.get() }
         #expect(provider.fetchesInFlight == 0)
         #expect(probe.calls == 0)
+        #expect(provider.cancellationMarks == 0)
     }
+
+    @Test func cancellationsRacingTheAnswerResumeEveryWaiterOnceAndLeaveNothingBehind() async throws {
+        let provider = Provider { (id: Int) in
+            await Task.yield()
+            return id
+        }
+        .coordinated()
+
+        var outcomes: [Bool] = []
+        for round in 0..<300 {
+            let tasks = (0..<8).map { _ in Task { try await provider.value(for: round % 3) } }
+            for (index, task) in tasks.enumerated() where index.isMultiple(of: 2) {
+                task.cancel()
+            }
+            for task in tasks {
+                switch await task.result {
+                case .success(let value): outcomes.append(value == round % 3)
+                case .failure(let error): outcomes.append((error as? StorageError)?.code == .cancelled)
+                }
+            }
+        }
+
+        #expect(outcomes.count == 300 * 8)
+        #expect(outcomes.allSatisfy { $0 })
+        #expect(provider.fetchesInFlight == 0)
+        #expect(provider.waitersInFlight == 0)
+        #expect(provider.cancellationMarks == 0)
+    }
+
+    @Test func aCancellationArrivingAfterTheAnswerIsForgottenWhenTheRequestReturns() async throws {
+        let probe = SourceProbe(held: true)
+        let provider = Provider { (id: String) in try await probe.fetch(id) }.coordinated()
+        let executor = ManualTaskExecutor()
+        let request = Task(executorPreference: executor) { try await provider.value(for: "a") }
+        executor.runPending()
+        await probe.waitForCalls(1)
+
+        // The answer resumes the request, whose job then waits on the manual executor.
+        probe.open()
+        let resumed = await eventually { executor.pendingCount > 0 }
+        request.cancel()
+        let marksWhileResumed = provider.cancellationMarks
+        executor.runPending()
+        let value = try await request.value
+
+        #expect(resumed)
+        #expect(marksWhileResumed == 1)
+        #expect(value == "value of a")
+        #expect(provider.cancellationMarks == 0)
+    }
+}
+
+extension CoordinatedProviderTests {
+    @Test func waitersAreResumedInTheOrderTheyArrived() async throws {
+        let probe = SourceProbe(held: true)
+        let provider = Provider { (id: String) in try await probe.fetch(id) }.coordinated()
+        let executor = ManualTaskExecutor()
+        let order = LockedState<[Int]>([])
+        let requests = (0..<32).map { index in
+            Task(executorPreference: executor) {
+                let value = try await provider.value(for: "a")
+                order.withLock { $0.append(index) }
+                return value
+            }
+        }
+        executor.runPending()
+        await probe.waitForCalls(1)
+
+        probe.open()
+        let allResumed = await eventually { executor.pendingCount == requests.count }
+        executor.runPending()
+        for request in requests {
+            _ = try await request.value
+        }
+
+        #expect(allResumed)
+        #expect(order.withLock { $0 } == Array(0..<32))
+    }
+}
+
+/// A task executor that runs its jobs only when told to, so a test can hold a task between being
+/// resumed and running. Any task may use it.
+final class ManualTaskExecutor: TaskExecutor {
+    private let jobs = LockedState<[UnownedJob]>([])
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        jobs.withLock { $0.append(job) }
+    }
+
+    /// The number of jobs waiting to run.
+    var pendingCount: Int {
+        jobs.withLock { $0.count }
+    }
+
+    /// Runs every waiting job, and those they enqueue, on the calling thread.
+    func runPending() {
+        while let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+}
+
+/// Yields until `condition` holds, at most `attempts` times; returns whether it held.
+private func eventually(attempts: Int = 100_000, _ condition: () -> Bool) async -> Bool {
+    for _ in 0..<attempts {
+        if condition() { return true }
+        await Task.yield()
+    }
+    return condition()
 }
 
 @Suite struct ThrottledProviderTests {
