@@ -36,33 +36,45 @@ public struct CachedProvider<Base: AsyncProvider, Cache: Storage>: AsyncProvider
 
     @inlinable
     public func value(for id: ID) async throws(StorageError) -> Value {
+        let stored: Cache.Value?
         do {
-            let cached: Cache.Value?
             switch try cache.immediateValue(forKey: id) {
-            case .found(let value): cached = value
-            case .absent: cached = nil
-            case .unavailable: cached = try await cache.value(forKey: id)
-            }
-            if let stored = cached {
-                do {
-                    if let value = try fromStorage(stored, id) {
-                        return value
-                    }
-                } catch {
-                    report(
-                        StorageError.wrapping(
-                            error,
-                            as: .decodingFailed,
-                            key: id,
-                            storage: "CachedProvider",
-                            message: "a cached value could not be read; fetching it again"
-                        )
-                    )
-                }
+            case .found(let value): stored = value
+            case .absent: stored = nil
+            case .unavailable: stored = try await cache.value(forKey: id)
             }
         } catch {
             report(error)
+            stored = nil
         }
+        if let stored, let value = readable(stored, for: id) {
+            return value
+        }
+        return try await fetchAndStore(id)
+    }
+
+    /// Converts a cached value back, or reports why it cannot and returns `nil`.
+    @inlinable
+    func readable(_ stored: Cache.Value, for id: ID) -> Value? {
+        do {
+            return try fromStorage(stored, id)
+        } catch {
+            report(
+                StorageError.wrapping(
+                    error,
+                    as: .decodingFailed,
+                    key: id,
+                    storage: "CachedProvider",
+                    message: "a cached value could not be read; fetching it again"
+                )
+            )
+            return nil
+        }
+    }
+
+    /// Asks the base and stores its answer; a failed write is reported, not thrown.
+    @inlinable
+    func fetchAndStore(_ id: ID) async throws(StorageError) -> Value {
         let value = try await base.value(for: id)
         do {
             try await cache.set(try toStorage(value, id), forKey: id)
