@@ -27,6 +27,9 @@ struct Workloads {
     /// Another figure measured in the same rounds, to report the subject's cost over it in
     /// nanoseconds (the cost of a chain of combinators over the storage it wraps).
     var reference: (name: String, round: Round)? = nil
+    /// Counts the workload kept while it ran, such as `source_calls`, read once after the last
+    /// round and printed beside the figure.
+    var details: (() -> [(name: String, value: Int)])? = nil
 }
 
 /// The figures of one benchmark, as medians over its rounds.
@@ -39,6 +42,8 @@ struct BenchmarkResult {
     var allocationsPerOperation: Double? = nil
     var baselineAllocationsPerOperation: Double? = nil
     var reference: (name: String, nanosecondsPerOperation: Double)? = nil
+    /// The workload's own counts (see ``Workloads/details``).
+    var details: [(name: String, value: Int)] = []
     /// The spread of the subject's rounds: (slowest − fastest) / median.
     var spread: Double
 
@@ -87,6 +92,7 @@ struct Runner {
         if let reference = workloads.reference {
             result.reference = (reference.name, median(samples[2]))
         }
+        result.details = workloads.details?() ?? []
         if benchmark.countsAllocations, countsAllocations {
             result.allocationsPerOperation = try await AllocationCounter.allocationsPerOperation(
                 operations: workloads.operations,

@@ -59,6 +59,9 @@ struct Reporter {
             print("columns are the baseline's; spread = (slowest - fastest round) / median of the subject.")
         }
         for result in results {
+            if !result.details.isEmpty {
+                note("\(result.name): " + result.details.map { "\($0.name) \($0.value)" }.joined(separator: ", "))
+            }
             if let reference = result.reference, let difference = result.differenceFromReference {
                 note(
                     "\(result.name): \(format(difference, 1)) ns/op over \(reference.name) "
@@ -114,6 +117,9 @@ struct Reporter {
             fields.append(("reference", quoted(reference.name)))
             fields.append(("reference_ns_per_op", number(reference.nanosecondsPerOperation, 1)))
             fields.append(("ns_over_reference", number(difference, 1)))
+        }
+        for detail in result.details {
+            fields.append((detail.name, "\(detail.value)"))
         }
         return "{" + fields.map { "\(quoted($0)): \($1)" }.joined(separator: ", ") + "}"
     }
