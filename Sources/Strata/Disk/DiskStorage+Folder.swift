@@ -64,23 +64,34 @@ extension DiskStorage {
 
     /// Whether `name` names a record file: 32 hex digits, optionally `-` and a probe number.
     func isRecordName(_ name: String) -> Bool {
-        let parts = name.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let digest = parts.first, digest.utf8.count == 32, isHex(digest) else { return false }
-        guard parts.count == 2 else { return true }
-        return !parts[1].isEmpty && parts[1].utf8.allSatisfy { (48...57).contains($0) }
+        // Bytes, not characters: this runs for every file when a folder is opened.
+        let utf8 = name.utf8
+        guard utf8.count >= 32 else { return false }
+        let digest = utf8.prefix(32)
+        guard digest.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else { return false }
+        let rest = utf8.dropFirst(32)
+        guard let dash = rest.first else { return true }
+        return dash == UInt8(ascii: "-") && rest.count > 1 && rest.dropFirst().allSatisfy { (48...57).contains($0) }
     }
 
-    /// Calls `body` with the relative path of every record file in the folder.
-    func forEachRecordFile(_ body: (String) throws(SystemCallError) -> Void) throws(SystemCallError) {
+    /// Calls `body` with the relative path of every record file in the folder, the descriptor of
+    /// the open shard folder holding it, and its name there.
+    func forEachRecordFile(
+        _ body: (_ relativePath: String, _ folder: Int32, _ name: String) throws(SystemCallError) -> Void
+    ) throws(SystemCallError) {
         for first in try SystemCalls.contents(of: root) ?? [] where first.utf8.count == 1 && isHex(first[...]) {
             for second in try SystemCalls.contents(of: root + "/" + first) ?? []
             where second.utf8.count == 2 && isHex(second[...]) {
                 let folder = first + "/" + second
-                for file in try SystemCalls.contents(of: root + "/" + folder) ?? [] {
+                guard let names = try SystemCalls.contents(of: root + "/" + folder),
+                    let descriptor = try SystemCalls.openFolder(root + "/" + folder)
+                else { continue }
+                defer { close(descriptor) }
+                for file in names {
                     if file.hasPrefix(Self.temporaryPrefix) {
                         removeStaleTemporaryFile(folder + "/" + file)
                     } else if isRecordName(file) {
-                        try body(folder + "/" + file)
+                        try body(folder + "/" + file, descriptor, file)
                     }
                 }
             }
@@ -172,13 +183,13 @@ extension DiskStorage {
         // that removing them can keep collision chains contiguous.
         var dropped: [String] = []
         do {
-            try forEachRecordFile { (relativePath) throws(SystemCallError) in
-                let path = absolutePath(relativePath)
-                guard let prefix = try SystemCalls.readFile(path, limit: 4096) else { return }
+            try forEachRecordFile { (relativePath, folder, name) throws(SystemCallError) in
+                // Enough for the header of a key of up to 456 bytes; longer keys take a second read.
+                guard let prefix = try SystemCalls.readFile(name, in: folder, limit: 512) else { return }
                 do {
                     var header: DiskRecordHeader
                     let needed = try DiskRecordHeader.requiredSize(forPrefix: prefix.bytes)
-                    if needed > prefix.count, let longer = try SystemCalls.readFile(path, limit: needed) {
+                    if needed > prefix.count, let longer = try SystemCalls.readFile(name, in: folder, limit: needed) {
                         header = try DiskRecordHeader.decode(longer.bytes)
                     } else {
                         header = try DiskRecordHeader.decode(prefix.bytes)
@@ -214,12 +225,15 @@ extension DiskStorage {
         } catch {
             throw StorageError(.io, storage: "DiskStorage", message: "cannot read \(root): \(error)", underlying: error)
         }
-        // Oldest first, so the most recently used end up most recent in the index.
-        scanned.sort { $0.modified < $1.modified }
+        // Oldest first, so the most recently used end up most recent in the index. (Sorting
+        // positions rather than the records themselves spares moving their strings around.)
+        let order = scanned.indices.sorted { scanned[$0].modified < scanned[$1].modified }
         var removed = Removed()
         state.withLock { state in
             state.statistics.damagedFiles = damaged
-            for record in scanned {
+            state.owners.reserveCapacity(scanned.count)
+            for position in order {
+                let record = scanned[position]
                 if let previous = state.cache.recordAccess(forKey: record.key) {
                     // The same key in two files (a collision chain interrupted by a crash): keep
                     // the newer one.
@@ -247,7 +261,7 @@ extension DiskStorage {
     public func verify() throws(StorageError) -> VerificationReport {
         var report = VerificationReport()
         do throws(SystemCallError) {
-            try forEachRecordFile { (relativePath) throws(SystemCallError) in
+            try forEachRecordFile { (relativePath, _, _) throws(SystemCallError) in
                 let path = absolutePath(relativePath)
                 guard let file = try SystemCalls.readFile(path) else { return }
                 report.checkedFiles += 1

@@ -731,7 +731,7 @@ public final class DiskStorage: Sendable {
         for stripe in stripes { stripe.lock() }
         defer { for stripe in stripes { stripe.unlock() } }
         do throws(SystemCallError) {
-            try forEachRecordFile { (relativePath) throws(SystemCallError) in
+            try forEachRecordFile { (relativePath, _, _) throws(SystemCallError) in
                 try SystemCalls.remove(absolutePath(relativePath))
             }
         } catch {

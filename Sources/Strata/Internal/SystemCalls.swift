@@ -61,9 +61,14 @@ enum SystemCalls {
     }
 
     /// Reads a whole file, or returns `nil` when it does not exist. With `limit`, reads at most
-    /// that many bytes from the start.
-    static func readFile(_ path: String, limit: Int = .max) throws(SystemCallError) -> FileBytes? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    /// that many bytes from the start. With `folder`, the descriptor of an open folder, `path` is
+    /// relative to it, which spares the kernel looking up every folder of a whole path.
+    static func readFile(
+        _ path: String,
+        in folder: Int32 = AT_FDCWD,
+        limit: Int = .max
+    ) throws(SystemCallError) -> FileBytes? {
+        let descriptor = openat(folder, path, O_RDONLY | O_CLOEXEC)
         if descriptor < 0 {
             if errno == ENOENT || errno == ENOTDIR { return nil }
             throw fail("open", path)
@@ -161,6 +166,17 @@ enum SystemCalls {
         guard descriptor >= 0 else { throw fail("open", path) }
         defer { close(descriptor) }
         if fsync(descriptor) != 0 { throw fail("fsync", path) }
+    }
+
+    /// Opens a folder for ``readFile(_:in:limit:)``, or returns `nil` when it does not exist.
+    /// Close the descriptor with `close`.
+    static func openFolder(_ path: String) throws(SystemCallError) -> Int32? {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if descriptor < 0 {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw fail("open", path)
+        }
+        return descriptor
     }
 
     /// Removes a file; a missing file is not an error. Returns whether a file was removed.
