@@ -159,26 +159,7 @@ extension Benchmark {
     /// every set evicts the least recently used entry. The baseline, still named
     /// `mutex-dictionary`, is ``EvictingMutexDictionary``: it evicts the oldest inserted key.
     static var memorySetEvicting: Benchmark {
-        Benchmark(name: "memory.set.evicting", baseline: MutexDictionary.name) {
-            let data = DataSet.standard
-            let storage = try MemoryStorage<String, Data>(maximumCount: evictingCount)
-            let dictionary = EvictingMutexDictionary(maximumCount: evictingCount)
-            let keys = (0..<memoryOperations).map { data.keys[$0 % data.count] }
-            let values = (0..<memoryOperations).map { data.values[$0 % data.count] }
-            return Workloads(
-                operations: keys.count,
-                subject: {
-                    for (key, value) in zip(keys, values) {
-                        storage.set(value, forKey: key)
-                    }
-                },
-                baseline: {
-                    for (key, value) in zip(keys, values) {
-                        dictionary.set(value, forKey: key)
-                    }
-                }
-            )
-        }
+        memorySetEvicting(policy: .default, named: "memory.set.evicting", operations: memoryOperations)
     }
 
     static var memorySetEvictingNSCache: Benchmark {

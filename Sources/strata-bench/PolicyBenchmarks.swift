@@ -15,7 +15,13 @@ extension Benchmark {
 
     static var policy: [Benchmark] {
         policies.map { memoryGetHit(policy: $0.policy, named: $0.name) }
-            + policies.map { memorySetEvicting(policy: $0.policy, named: $0.name) }
+            + policies.map {
+                memorySetEvicting(
+                    policy: $0.policy,
+                    named: "memory.set.evicting.\($0.name)",
+                    operations: policyOperations
+                )
+            }
     }
 
     /// The reads of `memory.get.hit` from a storage bounded at the data set's size, so that the
@@ -49,15 +55,16 @@ extension Benchmark {
         }
     }
 
-    /// The sets of `memory.set.evicting` (distinct keys in turn at a count limit of 10,000) with
-    /// the given policy choosing the victims.
-    static func memorySetEvicting(policy: EvictionPolicy, named name: String) -> Benchmark {
-        Benchmark(name: "memory.set.evicting.\(name)", baseline: MutexDictionary.name) {
+    /// Sets of distinct keys in turn into a storage limited to 10,000 entries, so that every set
+    /// evicts the entry `policy` chooses. The baseline, still named `mutex-dictionary`, is
+    /// ``EvictingMutexDictionary``: it evicts the oldest inserted key.
+    static func memorySetEvicting(policy: EvictionPolicy, named name: String, operations: Int) -> Benchmark {
+        Benchmark(name: name, baseline: MutexDictionary.name) {
             let data = DataSet.standard
             let storage = try MemoryStorage<String, Data>(maximumCount: evictingCount, evictionPolicy: policy)
             let dictionary = EvictingMutexDictionary(maximumCount: evictingCount)
-            let keys = (0..<policyOperations).map { data.keys[$0 % data.count] }
-            let values = (0..<policyOperations).map { data.values[$0 % data.count] }
+            let keys = (0..<operations).map { data.keys[$0 % data.count] }
+            let values = (0..<operations).map { data.values[$0 % data.count] }
             return Workloads(
                 operations: keys.count,
                 subject: {
