@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "Strata", targets: ["Strata"]),
         .library(name: "StrataTesting", targets: ["StrataTesting"]),
         .library(name: "StrataHTTP", targets: ["StrataHTTP"]),
+        .library(name: "StrataObjects", targets: ["StrataObjects"]),
         .executable(name: "strata", targets: ["strata"]),
         .executable(name: "strata-bench", targets: ["strata-bench"]),
     ],
@@ -20,6 +21,7 @@ let package = Package(
     targets: [
         .target(name: "Strata"),
         .target(name: "StrataTesting", dependencies: ["Strata"]),
+        .target(name: "StrataObjects", dependencies: ["Strata"]),
         .target(
             name: "StrataHTTP",
             dependencies: [
@@ -44,6 +46,7 @@ let package = Package(
             dependencies: [
                 "Strata",
                 "StrataHTTP",
+                "StrataObjects",
                 "LocalHTTPServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -52,6 +55,7 @@ let package = Package(
             name: "strata-bench",
             dependencies: [
                 "Strata",
+                "StrataObjects",
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
         ),
@@ -62,6 +66,10 @@ let package = Package(
             dependencies: ["Strata", "StrataTesting", "strata"],
             // The fuzzer's corpus, replayed by DiskFuzzCorpusTests from the source tree.
             exclude: ["Fuzz/Corpus"]
+        ),
+        .testTarget(
+            name: "StrataObjectsTests",
+            dependencies: ["Strata", "StrataObjects", "StrataTesting", "strata"]
         ),
         .testTarget(
             name: "StrataHTTPTests",

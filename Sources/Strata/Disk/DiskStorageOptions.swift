@@ -32,7 +32,7 @@ extension DiskStorage {
         /// A folder of your choosing.
         public static func url(_ url: URL) -> Location { Location(resolve: .url(url)) }
 
-        func url() -> URL {
+        package func url() -> URL {
             let manager = FileManager.default
             switch resolve {
             case .caches:

@@ -2,7 +2,7 @@
 ///
 /// Waiting is not cancellable; hold it only for short operations. Any task may use it.
 @usableFromInline
-final class AsyncMutex: Sendable {
+package final class AsyncMutex: Sendable {
     private struct State {
         var isLocked = false
         var waiters: [CheckedContinuation<Void, Never>] = []
@@ -12,10 +12,10 @@ final class AsyncMutex: Sendable {
     private let state = LockedState(State())
 
     @usableFromInline
-    init() {}
+    package init() {}
 
     @usableFromInline
-    func lock() async {
+    package func lock() async {
         let acquired = state.withLock { state in
             if state.isLocked { return false }
             state.isLocked = true
@@ -38,7 +38,7 @@ final class AsyncMutex: Sendable {
     /// Hands the lock to the longest waiter, or releases it. The continuation is resumed after
     /// the internal lock is dropped.
     @usableFromInline
-    func unlock() {
+    package func unlock() {
         let next: CheckedContinuation<Void, Never>? = state.withLock { state in
             precondition(state.isLocked, "AsyncMutex.unlock() called while unlocked")
             guard state.head < state.waiters.count else {

@@ -1,6 +1,6 @@
 /// SHA-256 (FIPS 180-4), used to name disk files by key: stable across processes, platforms and
 /// versions, unlike `Hasher`, and with no collisions anyone can construct.
-struct SHA256 {
+package struct SHA256 {
     private static let k: [UInt32] = [
         0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4, 0xab1c_5ed5,
         0xd807_aa98, 0x1283_5b01, 0x2431_85be, 0x550c_7dc3, 0x72be_5d74, 0x80de_b1fe, 0x9bdc_06a7, 0xc19b_f174,
@@ -13,7 +13,7 @@ struct SHA256 {
     ]
 
     /// The 32-byte digest of `bytes`.
-    static func hash(_ bytes: some Collection<UInt8>) -> [UInt8] {
+    package static func hash(_ bytes: some Collection<UInt8>) -> [UInt8] {
         if let digest = bytes.withContiguousStorageIfAvailable({ hash(UnsafeRawBufferPointer($0)) }) {
             return digest
         }
@@ -25,7 +25,7 @@ struct SHA256 {
     /// Whole blocks are compressed straight from `message`; the last one or two, padded, from a
     /// buffer on the stack, so a digest allocates nothing but its result. Disk keys are short: a
     /// key of up to 55 bytes is one block.
-    static func hash(_ message: UnsafeRawBufferPointer) -> [UInt8] {
+    package static func hash(_ message: UnsafeRawBufferPointer) -> [UInt8] {
         var state = State()
         let count = message.count
         var offset = 0

@@ -1,38 +1,38 @@
 #if canImport(Darwin)
-import Darwin
+package import Darwin
 #elseif canImport(Glibc)
-import Glibc
+package import Glibc
 #elseif canImport(Musl)
-import Musl
+package import Musl
 #endif
 
 /// A failed system call: which call, on which path, and `errno`, with the system's own words.
-struct SystemCallError: Error, CustomStringConvertible, Sendable {
-    var call: String
-    var path: String
-    var errno: Int32
+package struct SystemCallError: Error, CustomStringConvertible, Sendable {
+    package var call: String
+    package var path: String
+    package var errno: Int32
 
-    var description: String {
+    package var description: String {
         "\(call)(\(path)): \(String(cString: strerror(errno))) (errno \(errno))"
     }
 
-    var isNotFound: Bool { errno == ENOENT }
-    var isAlreadyPresent: Bool { errno == EEXIST }
+    package var isNotFound: Bool { errno == ENOENT }
+    package var isAlreadyPresent: Bool { errno == EEXIST }
 }
 
 /// A buffer holding a file's bytes, freed when the last reference goes away.
-final class FileBytes: @unchecked Sendable {
+package final class FileBytes: @unchecked Sendable {
     // Safe: the buffer is written only while the file is read, before the object is shared.
-    let buffer: UnsafeMutableRawBufferPointer
+    package let buffer: UnsafeMutableRawBufferPointer
     /// The file's modification time, seconds since 1970.
-    let modified: Double
+    package let modified: Double
     /// The file's whole size, which may exceed the bytes read when a limit was given.
-    let fileSize: Int
+    package let fileSize: Int
 
     /// The number of bytes read.
-    let count: Int
+    package let count: Int
 
-    init(count: Int, modified: Double, fileSize: Int) {
+    package init(count: Int, modified: Double, fileSize: Int) {
         buffer = .allocate(byteCount: max(count, 1), alignment: 16)
         self.count = count
         self.modified = modified
@@ -43,11 +43,11 @@ final class FileBytes: @unchecked Sendable {
         buffer.deallocate()
     }
 
-    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: buffer[0..<count]) }
+    package var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: buffer[0..<count]) }
 }
 
 /// Thin wrappers over the POSIX calls the disk storage needs, each throwing ``SystemCallError``.
-enum SystemCalls {
+package enum SystemCalls {
     private static func fail(_ call: String, _ path: String) -> SystemCallError {
         SystemCallError(call: call, path: path, errno: errno)
     }
@@ -63,7 +63,7 @@ enum SystemCalls {
     /// Reads a whole file, or returns `nil` when it does not exist. With `limit`, reads at most
     /// that many bytes from the start. With `folder`, the descriptor of an open folder, `path` is
     /// relative to it, which spares the kernel looking up every folder of a whole path.
-    static func readFile(
+    package static func readFile(
         _ path: String,
         in folder: Int32 = AT_FDCWD,
         limit: Int = .max
@@ -100,7 +100,7 @@ enum SystemCalls {
     /// Writes `chunks` to a new file at `temporaryPath` and renames it to `path`, so a reader sees
     /// the old file or the new one, never a mix. With `durable`, the file and then its folder are
     /// synced before returning. On failure the temporary file is removed.
-    static func writeAtomically(
+    package static func writeAtomically(
         _ chunks: [UnsafeRawBufferPointer],
         to path: String,
         temporaryPath: String,
@@ -161,7 +161,7 @@ enum SystemCalls {
     }
 
     /// Syncs a folder, so a rename or removal inside it survives power loss.
-    static func syncFolder(_ path: String) throws(SystemCallError) {
+    package static func syncFolder(_ path: String) throws(SystemCallError) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw fail("open", path) }
         defer { close(descriptor) }
@@ -170,7 +170,7 @@ enum SystemCalls {
 
     /// Opens a folder for ``readFile(_:in:limit:)``, or returns `nil` when it does not exist.
     /// Close the descriptor with `close`.
-    static func openFolder(_ path: String) throws(SystemCallError) -> Int32? {
+    package static func openFolder(_ path: String) throws(SystemCallError) -> Int32? {
         let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if descriptor < 0 {
             if errno == ENOENT || errno == ENOTDIR { return nil }
@@ -181,29 +181,34 @@ enum SystemCalls {
 
     /// Removes a file; a missing file is not an error. Returns whether a file was removed.
     @discardableResult
-    static func remove(_ path: String) throws(SystemCallError) -> Bool {
+    package static func remove(_ path: String) throws(SystemCallError) -> Bool {
         if unlink(path) == 0 { return true }
         if errno == ENOENT || errno == ENOTDIR { return false }
         throw fail("unlink", path)
     }
 
     /// Whether something exists at `path`.
-    static func fileExists(_ path: String) -> Bool {
+    package static func fileExists(_ path: String) -> Bool {
         access(path, F_OK) == 0
     }
 
     /// Renames a file.
-    static func move(_ source: String, to destination: String) throws(SystemCallError) {
+    package static func move(_ source: String, to destination: String) throws(SystemCallError) {
         if rename(source, destination) != 0 { throw fail("rename", source) }
     }
 
+    /// Removes an empty folder; a missing one is not an error.
+    package static func removeFolder(_ path: String) throws(SystemCallError) {
+        if rmdir(path) != 0, errno != ENOENT { throw fail("rmdir", path) }
+    }
+
     /// Creates a folder; an existing one is fine.
-    static func makeFolder(_ path: String, permissions: mode_t) throws(SystemCallError) {
+    package static func makeFolder(_ path: String, permissions: mode_t) throws(SystemCallError) {
         if mkdir(path, permissions) != 0, errno != EEXIST { throw fail("mkdir", path) }
     }
 
     /// Creates a folder and its missing parents.
-    static func makeFolders(_ path: String, permissions: mode_t) throws(SystemCallError) {
+    package static func makeFolders(_ path: String, permissions: mode_t) throws(SystemCallError) {
         var prefix = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/") {
             prefix += "/" + component
@@ -212,7 +217,7 @@ enum SystemCalls {
     }
 
     /// The names in a folder, without "." and "..", or `nil` if the folder does not exist.
-    static func contents(of path: String) throws(SystemCallError) -> [String]? {
+    package static func contents(of path: String) throws(SystemCallError) -> [String]? {
         guard let directory = opendir(path) else {
             if errno == ENOENT || errno == ENOTDIR { return nil }
             throw fail("opendir", path)
@@ -229,7 +234,7 @@ enum SystemCalls {
     }
 
     /// Sets a file's modification time to `seconds` since 1970.
-    static func touch(_ path: String, at seconds: Double) {
+    package static func touch(_ path: String, at seconds: Double) {
         let whole = seconds.rounded(.down)
         var times = [
             timespec(tv_sec: Int(whole), tv_nsec: Int((seconds - whole) * 1e9)),
@@ -239,9 +244,9 @@ enum SystemCalls {
     }
 
     /// Whether a process with this ID is running.
-    static func processExists(_ pid: Int32) -> Bool {
+    package static func processExists(_ pid: Int32) -> Bool {
         kill(pid, 0) == 0 || errno == EPERM
     }
 
-    static var currentProcessID: Int32 { getpid() }
+    package static var currentProcessID: Int32 { getpid() }
 }

@@ -1,8 +1,8 @@
-import Foundation
+package import Foundation
 
 /// xxHash64, the checksum of disk headers and payloads: several gigabytes a second, so checking a
 /// value costs almost nothing next to the system calls that read it.
-enum XXHash64 {
+package enum XXHash64 {
     private static let prime1: UInt64 = 0x9E37_79B1_85EB_CA87
     private static let prime2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
     private static let prime3: UInt64 = 0x1656_67B1_9E37_79F9
@@ -20,7 +20,7 @@ enum XXHash64 {
     }
 
     /// The digest of the bytes in `buffer`.
-    static func hash(_ buffer: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
+    package static func hash(_ buffer: UnsafeRawBufferPointer, seed: UInt64 = 0) -> UInt64 {
         let count = buffer.count
         var offset = 0
         var digest: UInt64
@@ -75,7 +75,7 @@ enum XXHash64 {
     }
 
     /// The digest of `bytes`.
-    static func hash(_ bytes: some ContiguousBytes, seed: UInt64 = 0) -> UInt64 {
+    package static func hash(_ bytes: some ContiguousBytes, seed: UInt64 = 0) -> UInt64 {
         bytes.withUnsafeBytes { hash($0, seed: seed) }
     }
 }

@@ -1,0 +1,453 @@
+public import Foundation
+public import Strata
+
+/// A folder of JSON files in SHELF's layout: the embedded default backend of ``ObjectStore``.
+///
+/// Each object is one file, `<root>/<2 hex>/<2 hex>/<key>.json`, where `key` is the object's ID
+/// as ``ObjectKeyCoding`` writes it. A UUID ID is filed under its own first four digits, as SHELF
+/// does (`62/73/6273674B-F271-4521-9B74-F5656A1F815D.json`); any other key under the first four
+/// hex digits of its SHA-256, so keys spread evenly. Attachments live beside their object in
+/// `<key>.attachments/`. A file holds the object's JSON and nothing else, so a person can read it
+/// and a tool can edit it.
+///
+/// The root holds `strata-objects.json`, the folder's configuration (format, version, layout,
+/// compression). Opening a non-empty folder without one fails with
+/// ``StorageError/Code/invalidConfiguration``, a newer version or unknown option with
+/// ``StorageError/Code/unsupported``; neither touches the folder.
+///
+/// Keys and attachment names are written into file names with every byte other than `a`-`z`,
+/// `0`-`9`, `-`, `_` and an inner `.` escaped as `%XX` (upper-case letters too, so two keys that
+/// differ only in case never share a file on a case-insensitive file system). A key or name whose
+/// escaped form is longer than 240 bytes is refused with ``StorageError/Code/invalidKey``; no key
+/// reaches outside the folder.
+///
+/// Writes go to a temporary file in the same folder and are renamed into place, so a reader sees
+/// the old object or the new one, never a mix; with ``Options/isDurable`` the file and its folder
+/// are synced first. Any task may use a folder; several processes may share one.
+public final class ObjectFolder: ObjectStoreBackend {
+    /// How a folder is written.
+    public struct Options: Sendable {
+        /// Whether each write is synced to the device before it returns (slower; survives power
+        /// loss). Off by default.
+        public var isDurable: Bool
+        /// The permissions of new files.
+        public var filePermissions: UInt16
+        /// The permissions of new folders.
+        public var folderPermissions: UInt16
+
+        /// Creates options.
+        public init(isDurable: Bool = false, filePermissions: UInt16 = 0o600, folderPermissions: UInt16 = 0o700) {
+            self.isDurable = isDurable
+            self.filePermissions = filePermissions
+            self.folderPermissions = folderPermissions
+        }
+    }
+
+    /// The configuration file's name at the root.
+    public static let configurationFileName = "strata-objects.json"
+    /// The layout version this code writes and reads.
+    public static let formatVersion = 1
+
+    /// The root folder.
+    public let url: URL
+    /// How the folder is written.
+    public let options: Options
+    /// The root folder's path, for messages.
+    public var name: String { root }
+
+    private let root: String
+
+    /// Opens (creating when needed) the folder at `url`.
+    ///
+    /// - Throws: ``StorageError/Code/invalidConfiguration`` when the folder holds files but no
+    ///   configuration, ``StorageError/Code/unsupported`` when its configuration is newer or asks
+    ///   for something this version cannot do, ``StorageError/Code/io`` when it cannot be created.
+    public init(url: URL, options: Options = Options()) throws(StorageError) {
+        self.url = url.standardizedFileURL
+        self.options = options
+        root = self.url.path
+        try openConfiguration()
+    }
+
+    /// Opens (creating when needed) the folder `name` in a standard location, such as
+    /// `ObjectFolder(folder: "messages", in: .applicationSupport)`.
+    public convenience init(
+        folder name: String,
+        in location: DiskStorage.Location,
+        options: Options = Options()
+    ) throws(StorageError) {
+        guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else {
+            throw StorageError(
+                .invalidConfiguration,
+                storage: "ObjectFolder",
+                message: "'\(name)' is not a folder name: use a single path component, or init(url:)"
+            )
+        }
+        try self.init(url: location.url().appendingPathComponent(name, isDirectory: true), options: options)
+    }
+
+    // MARK: - Records
+
+    public func record(forKey key: String) throws(StorageError) -> Data? {
+        let path = try paths(forKey: key).file
+        return try read(path, key: key)
+    }
+
+    @discardableResult
+    public func setRecord(_ record: Data, forKey key: String) throws(StorageError) -> Bool {
+        let paths = try paths(forKey: key)
+        let existed = SystemCalls.fileExists(paths.file)
+        try write(record, to: paths.file, in: paths.folder, key: key)
+        return existed
+    }
+
+    @discardableResult
+    public func removeRecord(forKey key: String) throws(StorageError) -> Bool {
+        let paths = try paths(forKey: key)
+        let removed: Bool
+        do {
+            removed = try SystemCalls.remove(paths.file)
+        } catch {
+            throw ioError(error, key: key, doing: "remove")
+        }
+        try removeFolder(paths.attachments, key: key)
+        return removed
+    }
+
+    public func keys() throws(StorageError) -> [String] {
+        var keys: [String] = []
+        try forEachRecordFile { key, _ in keys.append(key) }
+        return keys
+    }
+
+    public func records() throws(StorageError) -> [ObjectRecord] {
+        var records: [ObjectRecord] = []
+        try forEachRecordFile { key, path in
+            do throws(StorageError) {
+                if let data = try read(path, key: key) {
+                    records.append(ObjectRecord(key: key, data: .success(data)))
+                }
+            } catch {
+                records.append(ObjectRecord(key: key, data: .failure(error)))
+            }
+        }
+        return records
+    }
+
+    public func location(forKey key: String) -> String {
+        (try? paths(forKey: key).file) ?? "\(root)/<invalid key>"
+    }
+
+    // MARK: - Attachments
+
+    public func attachment(named name: String, forKey key: String) throws(StorageError) -> Data? {
+        let path = try attachmentPath(named: name, forKey: key)
+        return try read(path, key: key)
+    }
+
+    public func setAttachment(_ data: Data, named name: String, forKey key: String) throws(StorageError) {
+        let folder = try paths(forKey: key).attachments
+        let path = try attachmentPath(named: name, forKey: key)
+        try write(data, to: path, in: folder, key: key)
+    }
+
+    public func removeAttachment(named name: String, forKey key: String) throws(StorageError) {
+        let path = try attachmentPath(named: name, forKey: key)
+        do {
+            try SystemCalls.remove(path)
+        } catch {
+            throw ioError(error, key: key, doing: "remove the attachment '\(name)' of")
+        }
+    }
+
+    public func attachmentNames(forKey key: String) throws(StorageError) -> [String] {
+        let folder = try paths(forKey: key).attachments
+        let names: [String]?
+        do {
+            names = try SystemCalls.contents(of: folder)
+        } catch {
+            throw ioError(error, key: key, doing: "list the attachments of")
+        }
+        return (names ?? []).filter { !$0.hasPrefix(".") }.compactMap(Self.unescape)
+    }
+
+    // MARK: - Layout
+
+    /// The file, shard folder and attachment folder of `key`.
+    struct Paths {
+        var folder: String
+        var file: String
+        var attachments: String
+    }
+
+    /// The paths of `key`'s record, relative to nothing: absolute.
+    func paths(forKey key: String) throws(StorageError) -> Paths {
+        let name = try Self.fileName(for: key, what: "key")
+        let shard = Self.shard(for: key)
+        let folder = "\(root)/\(shard.0)/\(shard.1)"
+        return Paths(folder: folder, file: "\(folder)/\(name).json", attachments: "\(folder)/\(name).attachments")
+    }
+
+    private func attachmentPath(named name: String, forKey key: String) throws(StorageError) -> String {
+        let folder = try paths(forKey: key).attachments
+        return "\(folder)/\(try Self.fileName(for: name, what: "attachment name"))"
+    }
+
+    /// SHELF's two levels: a UUID's own first four digits, else the first four of its SHA-256.
+    static func shard(for key: String) -> (Substring, Substring) {
+        let utf8 = key.utf8
+        if utf8.count == 36, UUID(uuidString: key) != nil, key == key.uppercased() {
+            let first = key.index(key.startIndex, offsetBy: 2)
+            let second = key.index(first, offsetBy: 2)
+            return (key[key.startIndex..<first], key[first..<second])
+        }
+        let digest = SHA256.hash(Array(utf8))
+        let hex = String(format: "%02X%02X", digest[0], digest[1])
+        let middle = hex.index(hex.startIndex, offsetBy: 2)
+        return (hex[hex.startIndex..<middle], hex[middle...])
+    }
+
+    private static let maximumNameLength = 240
+
+    /// `text` as a file name: safe bytes kept, every other byte `%XX`.
+    static func fileName(for text: String, what: String) throws(StorageError) -> String {
+        guard !text.isEmpty else {
+            throw StorageError(.invalidKey, key: text, storage: "ObjectFolder", message: "an empty \(what) is not allowed")
+        }
+        let isUUID = text.utf8.count == 36 && UUID(uuidString: text) != nil && text == text.uppercased()
+        var name = ""
+        if isUUID {
+            name = text
+        } else {
+            name.reserveCapacity(text.utf8.count)
+            for (offset, byte) in text.utf8.enumerated() {
+                let isSafe =
+                    (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+                    || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+                    || (byte == UInt8(ascii: ".") && offset > 0)
+                if isSafe {
+                    name.unicodeScalars.append(Unicode.Scalar(byte))
+                } else {
+                    name += String(format: "%%%02X", byte)
+                }
+                if name.utf8.count > maximumNameLength { break }
+            }
+        }
+        guard name.utf8.count <= maximumNameLength else {
+            throw StorageError(
+                .invalidKey,
+                key: text.count > 64 ? String(text.prefix(64)) + "…" : text,
+                storage: "ObjectFolder",
+                message: "the \(what) is too long for a file name once escaped (at most \(maximumNameLength) bytes)"
+            )
+        }
+        return name
+    }
+
+    /// The text a file name stands for, or `nil` if it is not one of ours.
+    static func unescape(_ name: String) -> String? {
+        guard name.contains("%") else { return name }
+        var bytes: [UInt8] = []
+        var utf8 = name.utf8.makeIterator()
+        while let byte = utf8.next() {
+            if byte == UInt8(ascii: "%") {
+                guard let high = utf8.next(), let low = utf8.next(),
+                    let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16)
+                else { return nil }
+                bytes.append(value)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    private func forEachRecordFile(_ body: (String, String) throws(StorageError) -> Void) throws(StorageError) {
+        for first in try folderNames(root) where Self.isShardName(first) {
+            let firstPath = "\(root)/\(first)"
+            for second in try folderNames(firstPath) where Self.isShardName(second) {
+                let folder = "\(firstPath)/\(second)"
+                for name in try folderNames(folder) {
+                    if name.hasPrefix(".tmp-") {
+                        removeAbandonedTemporaryFile(name, in: folder)
+                        continue
+                    }
+                    guard name.hasSuffix(".json"), !name.hasPrefix("."),
+                        let key = Self.unescape(String(name.dropLast(5)))
+                    else { continue }
+                    try body(key, "\(folder)/\(name)")
+                }
+            }
+        }
+    }
+
+    private static func isShardName(_ name: String) -> Bool {
+        name.utf8.count == 2 && name.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 70) }
+    }
+
+    private func folderNames(_ path: String) throws(StorageError) -> [String] {
+        do {
+            return try SystemCalls.contents(of: path) ?? []
+        } catch {
+            throw StorageError(
+                .io,
+                storage: "ObjectFolder",
+                message: "could not list \(path): \(error)",
+                underlying: error
+            )
+        }
+    }
+
+    /// Removes a temporary file left by a process that died mid-write (`.tmp-<pid>-<n>`).
+    private func removeAbandonedTemporaryFile(_ name: String, in folder: String) {
+        let parts = name.split(separator: "-")
+        guard parts.count >= 3, let pid = Int32(parts[1]), !SystemCalls.processExists(pid) else { return }
+        _ = try? SystemCalls.remove("\(folder)/\(name)")
+    }
+
+    // MARK: - Files
+
+    private func read(_ path: String, key: String) throws(StorageError) -> Data? {
+        do {
+            guard let file = try SystemCalls.readFile(path) else { return nil }
+            return Data(file.bytes)
+        } catch {
+            throw ioError(error, key: key, doing: "read")
+        }
+    }
+
+    private static let temporaryCounter = LockedState(UInt64(0))
+
+    private func write(_ data: Data, to path: String, in folder: String, key: String) throws(StorageError) {
+        let number = Self.temporaryCounter.withLock { counter in
+            counter &+= 1
+            return counter
+        }
+        let temporaryPath = "\(folder)/.tmp-\(SystemCalls.currentProcessID)-\(number)"
+        for attempt in 0..<2 {
+            do throws(SystemCallError) {
+                let written = data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
+                    Result { () throws(SystemCallError) in
+                        try SystemCalls.writeAtomically(
+                            [bytes],
+                            to: path,
+                            temporaryPath: temporaryPath,
+                            folder: folder,
+                            permissions: mode_t(options.filePermissions),
+                            durable: options.isDurable
+                        )
+                    }
+                }
+                try written.get()
+                return
+            } catch {
+                // The shard folder does not exist yet (or was removed): make it and try once more.
+                if attempt == 0, error.isNotFound {
+                    do {
+                        try SystemCalls.makeFolders(folder, permissions: mode_t(options.folderPermissions))
+                    } catch {
+                        throw ioError(error, key: key, doing: "create the folder for")
+                    }
+                    continue
+                }
+                throw ioError(error, key: key, doing: "write")
+            }
+        }
+    }
+
+    private func removeFolder(_ path: String, key: String) throws(StorageError) {
+        do throws(SystemCallError) {
+            guard let names = try SystemCalls.contents(of: path) else { return }
+            for name in names { try SystemCalls.remove("\(path)/\(name)") }
+            try SystemCalls.removeFolder(path)
+        } catch {
+            throw ioError(error, key: key, doing: "remove the attachments of")
+        }
+    }
+
+    private func ioError(_ error: SystemCallError, key: String, doing action: String) -> StorageError {
+        StorageError(
+            .io,
+            key: key,
+            storage: "ObjectFolder",
+            message: "could not \(action) the object: \(error)",
+            underlying: error
+        )
+    }
+
+    // MARK: - Configuration
+
+    private struct Configuration: Codable {
+        var format: String
+        var version: Int
+        var layout: String
+        var compression: String
+    }
+
+    private func openConfiguration() throws(StorageError) {
+        let configurationPath = "\(root)/\(Self.configurationFileName)"
+        func failure(_ code: StorageError.Code, _ message: String, _ underlying: (any Error)? = nil) -> StorageError {
+            StorageError(code, storage: "ObjectFolder", message: "\(root): \(message)", underlying: underlying)
+        }
+        let existing: FileBytes?
+        do {
+            try SystemCalls.makeFolders(root, permissions: mode_t(options.folderPermissions))
+            existing = try SystemCalls.readFile(configurationPath)
+        } catch {
+            throw failure(.io, "could not open the folder: \(error)", error)
+        }
+        if let existing {
+            let configuration: Configuration
+            do {
+                configuration = try JSONDecoder().decode(Configuration.self, from: Data(existing.bytes))
+            } catch {
+                throw failure(.corrupted, "\(Self.configurationFileName) is not a readable configuration", error)
+            }
+            guard configuration.format == "strata-objects" else {
+                throw failure(.invalidConfiguration, "\(Self.configurationFileName) describes '\(configuration.format)'")
+            }
+            guard configuration.version <= Self.formatVersion else {
+                throw failure(
+                    .unsupported,
+                    "the folder has format version \(configuration.version); this Strata reads up to \(Self.formatVersion)"
+                )
+            }
+            guard configuration.compression == "none", configuration.layout == "shelf" else {
+                throw failure(
+                    .unsupported,
+                    "the folder uses layout '\(configuration.layout)' and compression '\(configuration.compression)'; this Strata reads layout 'shelf' without compression"
+                )
+            }
+            return
+        }
+        let names: [String]
+        do {
+            names = try SystemCalls.contents(of: root) ?? []
+        } catch {
+            throw failure(.io, "could not list the folder: \(error)", error)
+        }
+        guard names.allSatisfy({ $0.hasPrefix(".") }) else {
+            throw failure(
+                .invalidConfiguration,
+                "the folder holds files but no \(Self.configurationFileName); it is not an object store, so nothing was changed"
+            )
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let configuration = Configuration(
+            format: "strata-objects",
+            version: Self.formatVersion,
+            layout: "shelf",
+            compression: "none"
+        )
+        do {
+            let data = try encoder.encode(configuration)
+            try write(data, to: configurationPath, in: root, key: Self.configurationFileName)
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw failure(.encodingFailed, "could not encode the configuration", error)
+        }
+    }
+}

@@ -1,0 +1,92 @@
+public import Foundation
+public import Strata
+
+extension ObjectStore {
+    /// Returns the objects that match `predicate`, sorted by `sortDescriptors`, at most `limit` of
+    /// them.
+    ///
+    /// ```swift
+    /// let premium = try await users.objects(
+    ///     matching: #Predicate { $0.userName.contains("premium") && $0.fullName != nil },
+    ///     sortedBy: [SortDescriptor(\.age), SortDescriptor(\.userName, order: .reverse)],
+    ///     limit: 10
+    /// )
+    /// ```
+    ///
+    /// Objects that compare equal under every descriptor are ordered by their keys, so a query's
+    /// result is the same every time; without descriptors the order is unspecified. The query runs
+    /// over the objects the store keeps in memory (see ``Options/keepsObjectsInMemory``), loading
+    /// them on first use.
+    ///
+    /// - Throws: ``StorageError/Code/queryFailed`` when the predicate throws on an object, or the
+    ///   error of an object that cannot be read (unless ``Options/skipsUnreadableObjects``).
+    public func objects(
+        matching predicate: Predicate<Object>? = nil,
+        sortedBy sortDescriptors: [SortDescriptor<Object>] = [],
+        limit: Int? = nil
+    ) async throws(StorageError) -> [Object] {
+        try await matches(predicate, sortedBy: sortDescriptors, limit: limit).map(\.object)
+    }
+
+    /// Returns the first object that matches `predicate` under `sortDescriptors`, or `nil`.
+    public func first(
+        matching predicate: Predicate<Object>? = nil,
+        sortedBy sortDescriptors: [SortDescriptor<Object>] = []
+    ) async throws(StorageError) -> Object? {
+        try await matches(predicate, sortedBy: sortDescriptors, limit: 1).first?.object
+    }
+
+    /// The number of objects that match `predicate`.
+    public func count(matching predicate: Predicate<Object>? = nil) async throws(StorageError) -> Int {
+        let objects = try await loadedObjects()
+        guard let predicate else { return objects.count }
+        var count = 0
+        for entry in objects.values where try evaluate(predicate, on: entry.object) { count += 1 }
+        return count
+    }
+
+    /// The matching objects with their keys, sorted and limited.
+    func matches(
+        _ predicate: Predicate<Object>?,
+        sortedBy sortDescriptors: [SortDescriptor<Object>],
+        limit: Int?
+    ) async throws(StorageError) -> [(key: String, object: Object)] {
+        if let limit, limit <= 0 { return [] }
+        let objects = try await loadedObjects()
+        var results: [(key: String, object: Object)] = []
+        let stopsEarly = sortDescriptors.isEmpty ? limit : nil
+        for (key, entry) in objects {
+            if let predicate, try !evaluate(predicate, on: entry.object) { continue }
+            results.append((key, entry.object))
+            if let stopsEarly, results.count >= stopsEarly { break }
+        }
+        if !sortDescriptors.isEmpty {
+            results.sort { left, right in
+                for descriptor in sortDescriptors {
+                    switch descriptor.compare(left.object, right.object) {
+                    case .orderedAscending: return true
+                    case .orderedDescending: return false
+                    case .orderedSame: continue
+                    }
+                }
+                return left.key < right.key
+            }
+            if let limit, results.count > limit { results.removeSubrange(limit...) }
+        }
+        return results
+    }
+
+    private func evaluate(_ predicate: Predicate<Object>, on object: Object) throws(StorageError) -> Bool {
+        do {
+            return try predicate.evaluate(object)
+        } catch {
+            throw StorageError(
+                .queryFailed,
+                key: (try? keyCoding.key(for: object.id)) ?? "\(object.id)",
+                storage: name,
+                message: "the predicate threw on this object",
+                underlying: error
+            )
+        }
+    }
+}
