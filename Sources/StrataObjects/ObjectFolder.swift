@@ -212,7 +212,12 @@ public final class ObjectFolder: ObjectStoreBackend {
     /// `text` as a file name: safe bytes kept, every other byte `%XX`.
     static func fileName(for text: String, what: String) throws(StorageError) -> String {
         guard !text.isEmpty else {
-            throw StorageError(.invalidKey, key: text, storage: "ObjectFolder", message: "an empty \(what) is not allowed")
+            throw StorageError(
+                .invalidKey,
+                key: text,
+                storage: "ObjectFolder",
+                message: "an empty \(what) is not allowed"
+            )
         }
         let isUUID = text.utf8.count == 36 && UUID(uuidString: text) != nil && text == text.uppercased()
         var name = ""
@@ -405,7 +410,10 @@ public final class ObjectFolder: ObjectStoreBackend {
                 throw failure(.corrupted, "\(Self.configurationFileName) is not a readable configuration", error)
             }
             guard configuration.format == "strata-objects" else {
-                throw failure(.invalidConfiguration, "\(Self.configurationFileName) describes '\(configuration.format)'")
+                throw failure(
+                    .invalidConfiguration,
+                    "\(Self.configurationFileName) describes '\(configuration.format)'"
+                )
             }
             guard configuration.version <= Self.formatVersion else {
                 throw failure(

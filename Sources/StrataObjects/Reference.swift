@@ -211,7 +211,7 @@ extension ObjectStore: DeletionParticipant {
                     let id = try source.keyCoding.id(forKey: key)
                     do throws(StorageError) {
                         try await source.update(withID: id) { removing(&$0, targets) }
-                    } catch where error.code == .notFound {
+                    } catch  where error.code == .notFound {
                         continue  // deleted meanwhile: nothing left to nullify
                     }
                 }

@@ -45,7 +45,9 @@ public struct StorageObjectBackend<Base: Storage<String, Data> & EnumerableStora
     }
 
     public func keys() async throws(StorageError) -> [String] {
-        try await base.keys().compactMap { $0.utf8.starts(with: "o/".utf8) ? String(decoding: $0.utf8.dropFirst(2), as: UTF8.self) : nil }
+        try await base.keys().compactMap {
+            $0.utf8.starts(with: "o/".utf8) ? String(decoding: $0.utf8.dropFirst(2), as: UTF8.self) : nil
+        }
     }
 
     public func records() async throws(StorageError) -> [ObjectRecord] {
@@ -83,6 +85,9 @@ public struct StorageObjectBackend<Base: Storage<String, Data> & EnumerableStora
 
     public func attachmentNames(forKey key: String) async throws(StorageError) -> [String] {
         let prefix = Self.attachmentPrefix(key)
-        return try await base.keys().compactMap { $0.utf8.starts(with: prefix.utf8) ? String(decoding: $0.utf8.dropFirst(prefix.utf8.count), as: UTF8.self) : nil }
+        return try await base.keys().compactMap {
+            $0.utf8.starts(with: prefix.utf8)
+                ? String(decoding: $0.utf8.dropFirst(prefix.utf8.count), as: UTF8.self) : nil
+        }
     }
 }

@@ -8,7 +8,9 @@ struct ObjectsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "objects",
         abstract: "List, show, query and remove the objects of an ObjectStore folder.",
-        subcommands: [ObjectsListCommand.self, ObjectsShowCommand.self, ObjectsQueryCommand.self, ObjectsRemoveCommand.self]
+        subcommands: [
+            ObjectsListCommand.self, ObjectsShowCommand.self, ObjectsQueryCommand.self, ObjectsRemoveCommand.self,
+        ]
     )
 }
 

@@ -24,7 +24,9 @@ import Testing
         async let errorData = Task.detached { error.fileHandleForReading.readDataToEndOfFile() }.value
         var status: Int32 = -1
         for await code in exited { status = code }
-        return (status, String(decoding: await outputData, as: UTF8.self), String(decoding: await errorData, as: UTF8.self))
+        return (
+            status, String(decoding: await outputData, as: UTF8.self), String(decoding: await errorData, as: UTF8.self)
+        )
     }
 
     private static func executable(filePath: String = #filePath) -> URL? {
@@ -90,7 +92,8 @@ import Testing
             "objects", "query", "--folder", scratch.path, "--contains", "title=premium", "--sort", "priority",
         ])
         let red = try await strata([
-            "objects", "query", "--folder", scratch.path, "--contains", "tags=red", "--sort", "priority:desc", "--limit", "1",
+            "objects", "query", "--folder", scratch.path, "--contains", "tags=red", "--sort", "priority:desc",
+            "--limit", "1",
         ])
         let exact = try await strata(["objects", "query", "--folder", scratch.path, "--where", "priority=1"])
 

@@ -13,7 +13,10 @@ import Testing
         try await store.save(Note(id: id, title: "Good morning~", tags: ["greeting"]))
 
         #expect(scratch.files() == ["62/73/6273674B-F271-4521-9B74-F5656A1F815D.json", "strata-objects.json"])
-        let text = try String(contentsOf: scratch.url.appendingPathComponent("62/73/\(id.uuidString).json"), encoding: .utf8)
+        let text = try String(
+            contentsOf: scratch.url.appendingPathComponent("62/73/\(id.uuidString).json"),
+            encoding: .utf8
+        )
         #expect(text.contains("\n  \"title\" : \"Good morning~\""))
         let configuration = try JSONSerialization.jsonObject(
             with: Data(contentsOf: scratch.url.appendingPathComponent("strata-objects.json"))
@@ -124,14 +127,17 @@ import Testing
 
     static let hostileIDs: [String] = [
         "../escape", "../../etc/passwd", "/etc/passwd", "a/b", ".", "..", ".hidden", "nul\u{0}byte",
-        "new\nline", "Kharkiv", "kharkiv", "😀 emoji", "e\u{301}", "\u{e9}", "%41", "con", String(repeating: "x", count: 200),
+        "new\nline", "Kharkiv", "kharkiv", "😀 emoji", "e\u{301}", "\u{e9}", "%41", "con",
+        String(repeating: "x", count: 200),
     ]
 
     @Test func hostileIDsStayInsideTheFolderAndReadBackTheirOwnObject() async throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
         let outside = FileManager.default.temporaryDirectory
-        let before = try FileManager.default.contentsOfDirectory(atPath: outside.path).filter { !$0.hasPrefix("strata-") }
+        let before = try FileManager.default.contentsOfDirectory(atPath: outside.path).filter {
+            !$0.hasPrefix("strata-")
+        }
         let store = try ObjectStore<Tagged>(url: scratch.child("store"))
 
         for (index, id) in Self.hostileIDs.enumerated() {
@@ -146,7 +152,9 @@ import Testing
         }
         #expect(Set(try await reopened.ids()) == Set(Self.hostileIDs))
         #expect(scratch.files().allSatisfy { $0.hasPrefix("store/") })
-        let after = try FileManager.default.contentsOfDirectory(atPath: outside.path).filter { !$0.hasPrefix("strata-") }
+        let after = try FileManager.default.contentsOfDirectory(atPath: outside.path).filter {
+            !$0.hasPrefix("strata-")
+        }
         #expect(Set(after).subtracting(before).isEmpty)
     }
 

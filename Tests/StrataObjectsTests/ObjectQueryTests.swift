@@ -48,7 +48,11 @@ import Testing
 
         let found = try await store.objects(matching: predicate, sortedBy: sort, limit: limit)
 
-        #expect(expected.count > 0 || limit == 0, "a predicate that matches nothing proves little", sourceLocation: sourceLocation)
+        #expect(
+            expected.count > 0 || limit == 0,
+            "a predicate that matches nothing proves little",
+            sourceLocation: sourceLocation
+        )
         if sort.isEmpty && limit == nil {
             #expect(Set(found) == Set(expected), sourceLocation: sourceLocation)
             #expect(found.count == expected.count, sourceLocation: sourceLocation)
@@ -59,7 +63,10 @@ import Testing
         } else {
             #expect(found == expected, sourceLocation: sourceLocation)
         }
-        #expect(try await store.count(matching: predicate) == notes.filter(filter).count, sourceLocation: sourceLocation)
+        #expect(
+            try await store.count(matching: predicate) == notes.filter(filter).count,
+            sourceLocation: sourceLocation
+        )
     }
 
     @Test func stringContains() async throws {  // Vellum: .contains(string:)
@@ -103,7 +110,10 @@ import Testing
     @Test func equalityAndOrdering() async throws {  // Vellum: isEqual/isNotEqual/greater/less…
         try await check(#Predicate { $0.priority == 2 }, expected: { $0.priority == 2 })
         try await check(#Predicate { $0.priority != 0 }, expected: { $0.priority != 0 })
-        try await check(#Predicate { $0.priority >= 1 && $0.priority < 3 }, expected: { $0.priority >= 1 && $0.priority < 3 })
+        try await check(
+            #Predicate { $0.priority >= 1 && $0.priority < 3 },
+            expected: { $0.priority >= 1 && $0.priority < 3 }
+        )
     }
 
     @Test func optionalComparisons() async throws {  // Vellum: .isNotEqual(nil)
@@ -147,10 +157,14 @@ import Testing
             let word = ["premium", "alpha", "gamma", "a-1", "9"][Int(generator.next() % 5)]
             let limit = Int(generator.next() % 50) + 1
             try await check(
-                #Predicate { ($0.priority >= low && $0.priority <= high) || $0.tags.contains(tag) || $0.title.contains(word) },
+                #Predicate {
+                    ($0.priority >= low && $0.priority <= high) || $0.tags.contains(tag) || $0.title.contains(word)
+                },
                 sortedBy: [SortDescriptor(\.priority, order: .reverse), SortDescriptor(\.title)],
                 limit: limit,
-                expected: { ($0.priority >= low && $0.priority <= high) || $0.tags.contains(tag) || $0.title.contains(word) }
+                expected: {
+                    ($0.priority >= low && $0.priority <= high) || $0.tags.contains(tag) || $0.title.contains(word)
+                }
             )
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataObjects
+import Testing
 
 /// A note: the object most tests store.
 struct Note: Codable, Identifiable, Sendable, Hashable {
@@ -77,5 +78,3 @@ enum BackendKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
         }
     }
 }
-
-import Testing

@@ -1,0 +1,171 @@
+import Foundation
+import Strata
+import StrataObjects
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The figures for ``ObjectStore`` on its folder backend. A save is compared with `JSONEncoder`
+/// (the store's formatting) plus a raw POSIX write of a temporary file and a `rename` into the same
+/// `<2 hex>/<2 hex>/<ID>.json` path; a fetch with `open`/`read`/`close` plus `JSONDecoder`; a query
+/// over 100,000 objects with filtering the same decoded array in memory by the same `#Predicate`.
+extension Benchmark {
+    static let objectCount = 1_000
+    static let objectQueryCount = 100_000
+
+    static var objects: [Benchmark] { [objectsSave, objectsFetch, objectsQuery] }
+
+    static var objectsSave: Benchmark {
+        Benchmark(name: "objects.save", baseline: "json+raw-posix") {
+            let objects = BenchObject.make(objectCount)
+            let store = try ObjectStore<BenchObject>(url: try DiskBenchmarkFolder.make("objects-save"))
+            let raw = try RawObjectFiles(name: "raw-objects-save", ids: objects.map(\.id))
+            try await store.save(contentsOf: objects)
+            try raw.saveAll(objects)
+            return Workloads(
+                operations: objects.count,
+                subject: { try await store.save(contentsOf: objects) },
+                baseline: { try raw.saveAll(objects) }
+            )
+        }
+    }
+
+    static var objectsFetch: Benchmark {
+        Benchmark(name: "objects.fetch", baseline: "raw-posix+json") {
+            let objects = BenchObject.make(objectCount)
+            let store = try ObjectStore<BenchObject>(url: try DiskBenchmarkFolder.make("objects-fetch"))
+            let raw = try RawObjectFiles(name: "raw-objects-fetch", ids: objects.map(\.id))
+            try await store.save(contentsOf: objects)
+            try raw.saveAll(objects)
+            let ids = objects.map(\.id).shuffled()
+            return Workloads(
+                operations: ids.count,
+                subject: {
+                    for id in ids {
+                        guard let object = try await store.object(withID: id) else {
+                            throw BenchmarkFailure("lost \(id)")
+                        }
+                        blackHole(object.score)
+                    }
+                },
+                baseline: {
+                    for index in ids.indices {
+                        blackHole(try raw.fetch(index).score)
+                    }
+                }
+            )
+        }
+    }
+
+    static var objectsQuery: Benchmark {
+        Benchmark(name: "objects.query.100k", baseline: "in-memory-filter") {
+            let objects = BenchObject.make(objectQueryCount)
+            let folder = try DiskBenchmarkFolder.make("objects-query")
+            let writer = try ObjectStore<BenchObject>(url: folder, options: .init(prettyPrinted: false))
+            try await writer.save(contentsOf: objects)
+            let store = try ObjectStore<BenchObject>(url: folder)
+            let predicate = #Predicate<BenchObject> { $0.score > 900 && $0.tags.contains("red") }
+            let loaded = try await store.all()  // loads the store's in-memory copy
+            guard loaded.count == objects.count else { throw BenchmarkFailure("loaded \(loaded.count)") }
+            return Workloads(
+                operations: objects.count,
+                subject: { blackHole(try await store.objects(matching: predicate).count) },
+                baseline: { blackHole(try loaded.filter { try predicate.evaluate($0) }.count) },
+                reference: (
+                    "closure-filter",
+                    { blackHole(loaded.filter { $0.score > 900 && $0.tags.contains("red") }.count) }
+                )
+            )
+        }
+    }
+}
+
+/// The object the figures store: about 250 bytes of JSON.
+struct BenchObject: Codable, Identifiable, Sendable {
+    var id: UUID
+    var title: String
+    var body: String
+    var tags: [String]
+    var score: Int
+    var created: Date
+
+    static func make(_ count: Int) -> [BenchObject] {
+        var generator = SplitMix64(seed: 0x0B1E)
+        let tags = ["red", "green", "blue", "cyan"]
+        return (0..<count).map { index in
+            BenchObject(
+                id: UUID(),
+                title: "object \(index)",
+                body: String(repeating: "lorem ipsum ", count: 8),
+                tags: tags.filter { _ in generator.next() % 2 == 0 },
+                score: Int(generator.next() % 1000),
+                created: Date(timeIntervalSince1970: 1_700_000_000 + Double(index))
+            )
+        }
+    }
+}
+
+/// The baseline: the same JSON through Foundation and bare POSIX calls on the same layout.
+private struct RawObjectFiles {
+    let paths: [String]
+    let temporaryPaths: [String]
+
+    init(name: String, ids: [UUID]) throws {
+        let root = try DiskBenchmarkFolder.make(name).path
+        var paths: [String] = []
+        var temporaryPaths: [String] = []
+        for id in ids {
+            let text = id.uuidString
+            let folder = "\(root)/\(text.prefix(2))/\(text.dropFirst(2).prefix(2))"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            paths.append("\(folder)/\(text).json")
+            temporaryPaths.append("\(folder)/.tmp-\(text)")
+        }
+        self.paths = paths
+        self.temporaryPaths = temporaryPaths
+    }
+
+    func saveAll(_ objects: [BenchObject]) throws {
+        for (index, object) in objects.enumerated() {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            let data = try encoder.encode(object)
+            let descriptor = open(temporaryPaths[index], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else { throw BenchmarkFailure.system("open", temporaryPaths[index]) }
+            let written = data.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            close(descriptor)
+            guard written == data.count else { throw BenchmarkFailure.system("write", temporaryPaths[index]) }
+            guard rename(temporaryPaths[index], paths[index]) == 0 else {
+                throw BenchmarkFailure.system("rename", paths[index])
+            }
+        }
+    }
+
+    func fetch(_ index: Int) throws -> BenchObject {
+        let descriptor = open(paths[index], O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw BenchmarkFailure.system("open", paths[index]) }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw BenchmarkFailure.system("fstat", paths[index]) }
+        var data = Data(count: Int(info.st_size))
+        let count = data.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        guard count == data.count else { throw BenchmarkFailure.system("read", paths[index]) }
+        return try JSONDecoder().decode(BenchObject.self, from: data)
+    }
+}
+
+extension Goal {
+    /// What `ObjectStore` aims for, from the issue that asked for it.
+    static var objects: [Goal] {
+        [("objects.save", 1.3), ("objects.fetch", 1.3)].map { name, limit in
+            Goal(description: "\(name) ratio <= \(format(limit, 1))") { results in
+                results[name].map { ($0.ratio <= limit, "ratio \(format($0.ratio, 2))") }
+            }
+        }
+    }
+}
