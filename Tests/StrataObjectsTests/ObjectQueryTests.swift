@@ -130,7 +130,8 @@ import Testing
         )
     }
 
-    @Test func combinedWithSortOnSeveralPropertiesAndLimit() async throws {  // Vellum: findWhere + sorted + limitResults
+    // Vellum: findWhere + sorted + limitResults
+    @Test func combinedWithSortOnSeveralPropertiesAndLimit() async throws {
         try await check(
             #Predicate { $0.title.contains("premium") && !$0.body.isEmpty },
             sortedBy: [SortDescriptor(\.priority), SortDescriptor(\.title, order: .reverse)],
