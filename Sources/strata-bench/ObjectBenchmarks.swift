@@ -77,8 +77,11 @@ extension Benchmark {
                 subject: { blackHole(try await store.objects(matching: predicate).count) },
                 baseline: { blackHole(try loaded.filter { try predicate.evaluate($0) }.count) },
                 reference: (
-                    "closure-filter",
-                    { blackHole(loaded.filter { $0.score > 900 && $0.tags.contains("red") }.count) }
+                    "objects(where:)",
+                    {
+                        let found = try await store.objects(where: { $0.score > 900 && $0.tags.contains("red") })
+                        blackHole(found.count)
+                    }
                 )
             )
         }

@@ -233,3 +233,19 @@ func randomUUIDBytes(_ generator: inout SeededGenerator) -> uuid_t {
         byte(b, 0), byte(b, 1), byte(b, 2), byte(b, 3), byte(b, 4), byte(b, 5), byte(b, 6), byte(b, 7)
     )
 }
+
+extension ObjectQueryTests {
+    @Test func aClosureQueryMatchesThePredicateQuery() async throws {
+        let (store, _, _) = try await Self.fixture.value
+        let sort = [SortDescriptor(\Note.priority), SortDescriptor(\Note.title)]
+
+        let byClosure = try await store.objects(where: { $0.tags.contains("green") && $0.priority < 0 }, sortedBy: sort)
+        let byPredicate = try await store.objects(
+            matching: #Predicate { $0.tags.contains("green") && $0.priority < 0 },
+            sortedBy: sort
+        )
+
+        #expect(!byClosure.isEmpty)
+        #expect(byClosure == byPredicate)
+    }
+}

@@ -1,3 +1,5 @@
+package import Foundation
+
 #if canImport(Darwin)
 package import Darwin
 #elseif canImport(Glibc)
@@ -95,6 +97,33 @@ package enum SystemCalls {
             return shorter
         }
         return file
+    }
+
+    /// Reads a whole file straight into `Data`, or returns `nil` when it does not exist.
+    package static func readData(_ path: String) throws(SystemCallError) -> Data? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        if descriptor < 0 {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw fail("open", path)
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw fail("fstat", path) }
+        var data = Data(count: Int(info.st_size))
+        var filled = 0
+        while filled < data.count {
+            let count = data.withUnsafeMutableBytes { buffer in
+                read(descriptor, buffer.baseAddress.map { $0 + filled }, buffer.count - filled)
+            }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw fail("read", path)
+            }
+            if count == 0 { break }  // the file shrank while being read
+            filled += count
+        }
+        if filled < data.count { data.removeSubrange(filled...) }
+        return data
     }
 
     /// Writes `chunks` to a new file at `temporaryPath` and renames it to `path`, so a reader sees
