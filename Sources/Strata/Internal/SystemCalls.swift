@@ -1,9 +1,9 @@
 package import Foundation
 
 #if canImport(Darwin)
-package import Darwin
+import Darwin
 #elseif canImport(Glibc)
-package import Glibc
+import Glibc
 #elseif canImport(Musl)
 package import Musl
 #endif
