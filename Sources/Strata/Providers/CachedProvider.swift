@@ -1,10 +1,11 @@
 public import Foundation
+public import Logging
 
 /// A provider that answers from a storage when it can and fills the storage from its base
 /// when it cannot.
 ///
-/// Created by ``AsyncProvider/cache(_:reporting:)`` and
-/// ``AsyncProvider/cache(_:toStorage:fromStorage:reporting:)``. A cache miss, a cached value that
+/// Created by ``AsyncProvider/cache(_:reporting:logger:)`` and
+/// ``AsyncProvider/cache(_:toStorage:fromStorage:reporting:logger:)``. A cache miss, a cached value that
 /// cannot be read, or one that `fromStorage` rejects falls through to the base; a failed cache
 /// write never fails the request. Both are passed to the `reporting` closure. The base's failures
 /// are never stored, so the next request retries. Any task may use it.
@@ -97,33 +98,44 @@ extension AsyncProvider {
     /// Returns a provider that answers from `storage` when it holds the ID and otherwise asks
     /// this provider and stores the answer.
     ///
-    /// - Parameter report: Told of cache failures that did not fail a request (an unreadable
-    ///   cached value, a failed cache write).
+    /// - Parameters:
+    ///   - report: Told of cache failures that did not fail a request (an unreadable cached
+    ///     value, a failed cache write).
+    ///   - logger: Logs each such failure once at `.warning`, with the storage and the reason;
+    ///     the key only at `.debug`. `nil`, the default, logs nothing.
     @inlinable
     public func cache<S: Storage<ID, Value>>(
         _ storage: S,
-        reporting report: @escaping @Sendable (StorageError) -> Void = { _ in }
+        reporting report: @escaping @Sendable (StorageError) -> Void = { _ in },
+        logger: Logger? = nil
     ) -> CachedProvider<Self, S> {
         CachedProvider(
             base: self,
             cache: storage,
             toStorage: { value, _ in value },
             fromStorage: { value, _ in value },
-            report: report
+            report: reporting(report, to: logger, as: "CachedProvider")
         )
     }
 
     /// Returns a provider that caches in a storage of another value type, converting both ways
     /// with the ID at hand; `fromStorage` may return `nil` (or throw) to reject a stored value,
-    /// which is then fetched again.
+    /// which is then fetched again. `report` and `logger` are as in ``cache(_:reporting:logger:)``.
     @inlinable
     public func cache<S: Storage>(
         _ storage: S,
         toStorage: @escaping @Sendable (Value, ID) throws -> S.Value,
         fromStorage: @escaping @Sendable (S.Value, ID) throws -> Value?,
-        reporting report: @escaping @Sendable (StorageError) -> Void = { _ in }
+        reporting report: @escaping @Sendable (StorageError) -> Void = { _ in },
+        logger: Logger? = nil
     ) -> CachedProvider<Self, S> where S.Key == ID {
-        CachedProvider(base: self, cache: storage, toStorage: toStorage, fromStorage: fromStorage, report: report)
+        CachedProvider(
+            base: self,
+            cache: storage,
+            toStorage: toStorage,
+            fromStorage: fromStorage,
+            report: reporting(report, to: logger, as: "CachedProvider")
+        )
     }
 }
 

@@ -1,9 +1,10 @@
 import Foundation
+public import Logging
 
 /// A provider that serves cached values at once and refreshes those older than an age in the
 /// background ("stale while revalidate").
 ///
-/// Created by ``AsyncProvider/cache(_:refreshingAfter:clock:reporting:)``. A value younger than
+/// Created by ``AsyncProvider/cache(_:refreshingAfter:clock:reporting:logger:)``. A value younger than
 /// the age is served as is; an older one is served too, and one background fetch per ID replaces
 /// it when it arrives. A failed refresh keeps the old value and is reported. A miss fetches in the
 /// request, like any cache. Any task may use it.
@@ -90,12 +91,21 @@ extension AsyncProvider where ID: Hashable {
     ///   - storage: Keeps each value with the time it was fetched.
     ///   - clock: The time source; inject a ``ManualClock`` in tests.
     ///   - report: Told of failed refreshes and cache errors, none of which fail a request.
+    ///   - logger: Logs each of those once at `.warning`, with the storage and the reason; the
+    ///     key only at `.debug`. `nil`, the default, logs nothing.
     public func cache<S: Storage<ID, TimestampedValue<Value>>>(
         _ storage: S,
         refreshingAfter age: Duration,
         clock: any StorageClock = SystemClock(),
-        reporting report: @escaping @Sendable (StorageError) -> Void = { _ in }
+        reporting report: @escaping @Sendable (StorageError) -> Void = { _ in },
+        logger: Logger? = nil
     ) -> RevalidatingProvider<Self, S> {
-        RevalidatingProvider(base: self, cache: storage, refreshAge: age, clock: clock, report: report)
+        RevalidatingProvider(
+            base: self,
+            cache: storage,
+            refreshAge: age,
+            clock: clock,
+            report: reporting(report, to: logger, as: "RevalidatingProvider")
+        )
     }
 }
