@@ -44,6 +44,26 @@ public struct StorageStatistics: Sendable, Hashable, CustomStringConvertible {
         return reads == 0 ? 0 : Double(hits) / Double(reads)
     }
 
+    /// Every figure under the name ``StorageMetrics`` gives it (without the prefix), in a fixed
+    /// order: `entries`, `bytes`, `hits`, `misses`, `hit_ratio`, `writes`,
+    /// `evictions{reason=count}`, `evictions{reason=size}`, `evictions{reason=expiry}`,
+    /// `rejections`, `damaged_files`. `strata stats` prints these.
+    public var figures: [(name: String, value: Double)] {
+        [
+            ("entries", Double(count)),
+            ("bytes", Double(totalCost)),
+            ("hits", Double(hits)),
+            ("misses", Double(misses)),
+            ("hit_ratio", hitRatio),
+            ("writes", Double(writes)),
+            ("evictions{reason=count}", Double(countEvictions)),
+            ("evictions{reason=size}", Double(sizeEvictions)),
+            ("evictions{reason=expiry}", Double(expirations)),
+            ("rejections", Double(rejections)),
+            ("damaged_files", Double(damagedFiles)),
+        ]
+    }
+
     /// One line for a person, such as `hits 3, misses 1 (hit ratio 75.0%), writes 2, …`.
     public var description: String {
         let percent = (hitRatio * 1000).rounded() / 10
