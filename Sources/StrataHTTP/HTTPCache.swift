@@ -25,7 +25,9 @@ public import Strata
 /// Concurrent requests for one URL each ask the server; put `AsyncProvider.coordinated()`
 /// after it to share one. Any task may use it.
 public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == URL, Records.Value == HTTPCacheRecord {
+    /// Requests are identified by their URL.
     public typealias ID = URL
+    /// A response body.
     public typealias Value = Data
 
     /// The source that makes the requests.

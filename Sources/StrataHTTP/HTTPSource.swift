@@ -45,7 +45,9 @@ import Musl
 /// adds conditional requests; finish the chain with `coordinated()` so concurrent requests for one
 /// URL share one download. Any task may use it.
 public struct HTTPSource: AsyncProvider {
+    /// Requests are identified by their URL.
     public typealias ID = URL
+    /// A response body.
     public typealias Value = Data
 
     /// The client that makes the requests; see the type's documentation for who shuts it down.

@@ -78,6 +78,7 @@ public struct CodecError: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 }
 

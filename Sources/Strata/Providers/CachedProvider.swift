@@ -99,6 +99,7 @@ extension AsyncProvider {
     /// this provider and stores the answer.
     ///
     /// - Parameters:
+    ///   - storage: The cache, consulted before this provider.
     ///   - report: Told of cache failures that did not fail a request (an unreadable cached
     ///     value, a failed cache write).
     ///   - logger: Logs each such failure once at `.warning`, with the storage and the reason;

@@ -123,7 +123,7 @@ struct CoordinationState<ID: Hashable, Value> {
 /// A provider that lets only one fetch per ID run at a time: concurrent requests for the same ID
 /// wait for that fetch and all receive its value or its error.
 ///
-/// Created by ``AsyncProvider/coordinated()``. Finish every async chain with it. Requests for
+/// Created by ``AsyncProvider/coordinated(logger:metrics:)``. Finish every async chain with it. Requests for
 /// different IDs run in parallel. A failure is not remembered: the next request fetches again.
 /// A cancelled request returns ``StorageError/Code/cancelled`` at once without disturbing the
 /// others; when every request for an ID has been cancelled, the fetch itself is cancelled.

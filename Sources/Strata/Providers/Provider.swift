@@ -2,7 +2,7 @@
 ///
 /// Unlike a storage, a provider always produces a value or throws; it never answers "absent".
 /// Compose one from a source with modifiers, innermost first, and finish an async chain with
-/// ``AsyncProvider/coordinated()`` so concurrent requests for one ID share one fetch:
+/// ``AsyncProvider/coordinated(logger:metrics:)`` so concurrent requests for one ID share one fetch:
 ///
 /// ```swift
 /// let avatars = Provider { (url: URL) in try await download(url) }
@@ -36,7 +36,9 @@ public struct Provider<ID: Sendable, Value: Sendable>: AsyncProvider {
     /// Creates a provider that calls `source`. An error it throws (other than a
     /// ``StorageError``) is wrapped as ``StorageError/Code/sourceFailed``.
     ///
-    /// - Parameter name: Names the source in errors.
+    /// - Parameters:
+    ///   - name: Names the source in errors.
+    ///   - source: Fetches the value for an ID; called concurrently.
     public init(name: String = "Provider", _ source: @escaping @Sendable (ID) async throws -> Value) {
         self.source = source
         self.name = name

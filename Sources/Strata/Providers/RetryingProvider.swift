@@ -74,8 +74,11 @@ public struct RetryingProvider<Base: AsyncProvider>: AsyncProvider {
 extension AsyncProvider {
     /// Returns a provider that retries failed requests up to `maxAttempts` attempts in all.
     ///
-    /// - Parameter when: Which failures to retry; by default every failure except invalid keys,
-    ///   values that do not decode, and cancellation.
+    /// - Parameters:
+    ///   - maxAttempts: The most attempts in all, the first included; at least 1.
+    ///   - backoff: How long to wait before each retry.
+    ///   - shouldRetry: Which failures to retry; by default every failure except invalid keys,
+    ///     values that do not decode, and cancellation.
     /// - Precondition: `maxAttempts` is at least 1.
     public func retrying(
         maxAttempts: Int = 3,

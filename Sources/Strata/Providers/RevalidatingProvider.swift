@@ -89,6 +89,7 @@ extension AsyncProvider where ID: Hashable {
     ///
     /// - Parameters:
     ///   - storage: Keeps each value with the time it was fetched.
+    ///   - age: How old a served value may be before it is refreshed in the background.
     ///   - clock: The time source; inject a ``ManualClock`` in tests.
     ///   - report: Told of failed refreshes and cache errors, none of which fail a request.
     ///   - logger: Logs each of those once at `.warning`, with the storage and the reason; the
