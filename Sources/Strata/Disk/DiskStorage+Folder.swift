@@ -1,5 +1,5 @@
-import Logging
 package import Foundation
+import Logging
 
 #if canImport(Darwin)
 import Darwin

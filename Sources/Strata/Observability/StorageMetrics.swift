@@ -39,7 +39,11 @@ public struct StorageMetrics: Sendable {
     ///   - prefix: The start of every label.
     ///   - dimensions: Dimensions added to every metric.
     ///   - factory: The factory; by default the one bootstrapped with `MetricsSystem.bootstrap`.
-    public init(prefix: String, dimensions: [(String, String)] = [], factory: any MetricsFactory = MetricsSystem.factory) {
+    public init(
+        prefix: String,
+        dimensions: [(String, String)] = [],
+        factory: any MetricsFactory = MetricsSystem.factory
+    ) {
         self.prefix = prefix
         self.dimensions = dimensions
         self.factory = factory

@@ -49,7 +49,10 @@ import Testing
 
     // MARK: Damaged files
 
-    private static func damagedDisk(logLevel: Logger.Level, in folder: TemporaryFolder) throws -> (
+    private static func damagedDisk(
+        logLevel: Logger.Level,
+        in folder: TemporaryFolder
+    ) throws -> (
         DiskStorage, RecordingLogHandler
     ) {
         let (logger, handler) = RecordingLogHandler.logger(level: logLevel)
@@ -98,7 +101,9 @@ import Testing
         let first = try DiskStorage(url: folder.url)
         try first.set(Data("the secret value".utf8), forKey: "ada@example.com")
         // Damage the header, which opening reads (a payload is checked only when read).
-        try Data("garbage".utf8).write(to: URL(fileURLWithPath: folder.path + "/" + relativePath(forKey: "ada@example.com")))
+        try Data("garbage".utf8).write(
+            to: URL(fileURLWithPath: folder.path + "/" + relativePath(forKey: "ada@example.com"))
+        )
         let (logger, handler) = RecordingLogHandler.logger(level: .info)
 
         let reopened = try DiskStorage(url: folder.url, options: .init(logger: logger))
