@@ -10,7 +10,9 @@ public import Logging
 /// write never fails the request. Both are passed to the `reporting` closure. The base's failures
 /// are never stored, so the next request retries. Any task may use it.
 public struct CachedProvider<Base: AsyncProvider, Cache: Storage>: AsyncProvider where Cache.Key == Base.ID {
+    /// The type that names a value.
     public typealias ID = Base.ID
+    /// The type of the values.
     public typealias Value = Base.Value
 
     @usableFromInline let base: Base
@@ -35,6 +37,7 @@ public struct CachedProvider<Base: AsyncProvider, Cache: Storage>: AsyncProvider
         self.report = report
     }
 
+    /// Returns the value for `id`, or throws why there is none.
     @inlinable
     public func value(for id: ID) async throws(StorageError) -> Value {
         let stored: Cache.Value?

@@ -129,7 +129,9 @@ struct CoordinationState<ID: Hashable, Value> {
 /// others; when every request for an ID has been cancelled, the fetch itself is cancelled.
 /// Any task may use it.
 public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Sendable where Base.ID: Hashable {
+    /// The type that names a value.
     public typealias ID = Base.ID
+    /// The type of the values.
     public typealias Value = Base.Value
 
     @usableFromInline let base: Base
@@ -161,6 +163,7 @@ public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Send
         state.withLock { $0.cancelledEarly.count }
     }
 
+    /// Returns the value for `id`, or throws why there is none.
     @inlinable
     public func value(for id: ID) async throws(StorageError) -> Value {
         let waiter = makeWaiterID()

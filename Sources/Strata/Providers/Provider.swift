@@ -44,6 +44,7 @@ public struct Provider<ID: Sendable, Value: Sendable>: AsyncProvider {
         self.name = name
     }
 
+    /// Returns the value for `id`, or throws why there is none.
     @inlinable
     public func value(for id: ID) async throws(StorageError) -> Value {
         do {
@@ -103,6 +104,7 @@ public struct AnyAsyncProvider<ID: Sendable, Value: Sendable>: AsyncProvider {
         self.base = ClosureProvider(body: body)
     }
 
+    /// Returns the value for `id`, or throws why there is none.
     @inlinable
     public func value(for id: ID) async throws(StorageError) -> Value {
         try await base.value(for: id)

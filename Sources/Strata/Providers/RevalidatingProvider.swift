@@ -10,7 +10,9 @@ public import Logging
 /// request, like any cache. Any task may use it.
 public final class RevalidatingProvider<Base: AsyncProvider, Cache: Storage>: AsyncProvider, Sendable
 where Cache.Key == Base.ID, Cache.Value == TimestampedValue<Base.Value>, Base.ID: Hashable {
+    /// The type that names a value.
     public typealias ID = Base.ID
+    /// The type of the values.
     public typealias Value = Base.Value
 
     private let base: Base
@@ -36,6 +38,7 @@ where Cache.Key == Base.ID, Cache.Value == TimestampedValue<Base.Value>, Base.ID
         self.report = report
     }
 
+    /// Returns the value for `id`, or throws why there is none.
     public func value(for id: ID) async throws(StorageError) -> Value {
         do {
             if let stored = try await cache.value(forKey: id) {
