@@ -65,6 +65,7 @@ let package = Package(
             name: "strata-bench",
             dependencies: [
                 "Strata",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
         ),

@@ -16,8 +16,13 @@ package final class StorageObserver: Sendable {
     let instruments: Instruments?
     /// The evictions counted since the current storm window opened, and its opening time.
     private let storm = LockedState(StormWindow())
-    /// The highest counters published so far.
-    private let published = LockedState(StorageStatistics())
+    /// The highest counters published so far, and the entries and cost last reported (none at
+    /// first, so the first snapshot sets the gauges).
+    private let published: LockedState<StorageStatistics> = {
+        var nothing = StorageStatistics()
+        nothing.count = -1
+        return LockedState(nothing)
+    }()
 
     /// Builds an observer, or returns `nil` when there is nothing to observe for.
     package static func make(storage: String, logger: Logger?, metrics: StorageMetrics?) -> StorageObserver? {
@@ -39,7 +44,8 @@ package final class StorageObserver: Sendable {
         let countEvictions, sizeEvictions, expirations: Counter
         let entries, bytes: Gauge
         let sourceCalls, coalescedWaiters, reconnects: Counter
-        let timers: [StorageOperation: Timer]
+        /// One timer per operation, in ``StorageOperation/allCases`` order.
+        let timers: [Timer]
 
         init(_ metrics: StorageMetrics) {
             hits = metrics.counter("hits")
@@ -55,11 +61,7 @@ package final class StorageObserver: Sendable {
             sourceCalls = metrics.counter("source_calls")
             coalescedWaiters = metrics.counter("coalesced_waiters")
             reconnects = metrics.counter("reconnects")
-            var timers: [StorageOperation: Timer] = [:]
-            for operation in StorageOperation.allCases {
-                timers[operation] = metrics.timer("duration", [("operation", operation.rawValue)])
-            }
-            self.timers = timers
+            timers = StorageOperation.allCases.map { metrics.timer("duration", [("operation", $0.rawValue)]) }
         }
     }
 
@@ -71,23 +73,25 @@ package final class StorageObserver: Sendable {
     ///
     /// - Parameter now: The storage clock's time, in seconds, for the storm window.
     package func publish(_ snapshot: StorageStatistics, now: Double) {
-        let delta = published.withLock { last -> StorageStatistics in
+        let (delta, sizeChanged) = published.withLock { last -> (StorageStatistics, Bool) in
             var delta = StorageStatistics()
-            func advance(_ field: WritableKeyPath<StorageStatistics, UInt64>) {
-                if snapshot[keyPath: field] > last[keyPath: field] {
-                    delta[keyPath: field] = snapshot[keyPath: field] - last[keyPath: field]
-                    last[keyPath: field] = snapshot[keyPath: field]
-                }
+            let sizeChanged = last.count != snapshot.count || last.totalCost != snapshot.totalCost
+            last.count = snapshot.count
+            last.totalCost = snapshot.totalCost
+            func advance(_ current: UInt64, _ last: inout UInt64) -> UInt64 {
+                guard current > last else { return 0 }
+                defer { last = current }
+                return current - last
             }
-            advance(\.hits)
-            advance(\.misses)
-            advance(\.writes)
-            advance(\.countEvictions)
-            advance(\.sizeEvictions)
-            advance(\.expirations)
-            advance(\.rejections)
-            advance(\.damagedFiles)
-            return delta
+            delta.hits = advance(snapshot.hits, &last.hits)
+            delta.misses = advance(snapshot.misses, &last.misses)
+            delta.writes = advance(snapshot.writes, &last.writes)
+            delta.countEvictions = advance(snapshot.countEvictions, &last.countEvictions)
+            delta.sizeEvictions = advance(snapshot.sizeEvictions, &last.sizeEvictions)
+            delta.expirations = advance(snapshot.expirations, &last.expirations)
+            delta.rejections = advance(snapshot.rejections, &last.rejections)
+            delta.damagedFiles = advance(snapshot.damagedFiles, &last.damagedFiles)
+            return (delta, sizeChanged)
         }
         if let instruments {
             func add(_ counter: Counter, _ amount: UInt64) {
@@ -101,8 +105,10 @@ package final class StorageObserver: Sendable {
             add(instruments.expirations, delta.expirations)
             add(instruments.rejections, delta.rejections)
             add(instruments.damagedFiles, delta.damagedFiles)
-            instruments.entries.record(snapshot.count)
-            instruments.bytes.record(snapshot.totalCost)
+            if sizeChanged {
+                instruments.entries.record(snapshot.count)
+                instruments.bytes.record(snapshot.totalCost)
+            }
         }
         if delta.evictions > 0 {
             recordEvictions(delta.evictions, now: now)
@@ -111,7 +117,7 @@ package final class StorageObserver: Sendable {
 
     /// Records how long `operation` took, from `start` (a `ContinuousClock` instant).
     package func recordDuration(of operation: StorageOperation, since start: ContinuousClock.Instant) {
-        guard let timer = instruments?.timers[operation] else { return }
+        guard let timer = instruments?.timers[operation.index] else { return }
         let elapsed = ContinuousClock.now - start
         let (seconds, attoseconds) = elapsed.components
         timer.recordNanoseconds(seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000)
@@ -202,6 +208,17 @@ package final class StorageObserver: Sendable {
 @usableFromInline
 package enum StorageOperation: String, CaseIterable, Sendable {
     case get, set, remove, update, trim
+
+    /// The position in `allCases`.
+    var index: Int {
+        switch self {
+        case .get: 0
+        case .set: 1
+        case .remove: 2
+        case .update: 3
+        case .trim: 4
+        }
+    }
 }
 
 extension Logger {
