@@ -135,7 +135,7 @@ extension HTTPSource {
             source: self,
             records: records,
             clock: clock,
-            report: reporting(report, to: logger, as: "HTTPCache")
+            report: loggingReports(report, to: logger, as: "HTTPCache")
         )
     }
 
@@ -152,7 +152,7 @@ extension HTTPSource {
             source: self,
             records: records.mapKeys { (url: URL) in url.absoluteString },
             clock: clock,
-            report: reporting(report, to: logger, as: "HTTPCache")
+            report: loggingReports(report, to: logger, as: "HTTPCache")
         )
     }
 }

@@ -259,7 +259,7 @@ extension Logger {
 /// Returns `report`, preceded by a `.warning` log of each error when a logger is given: for the
 /// failures a provider swallows so that they never fail a request.
 @usableFromInline
-package func reporting(
+package func loggingReports(
     _ report: @escaping @Sendable (StorageError) -> Void,
     to logger: Logger?,
     as provider: String

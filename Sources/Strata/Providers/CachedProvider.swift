@@ -118,7 +118,7 @@ extension AsyncProvider {
             cache: storage,
             toStorage: { value, _ in value },
             fromStorage: { value, _ in value },
-            report: reporting(report, to: logger, as: "CachedProvider")
+            report: loggingReports(report, to: logger, as: "CachedProvider")
         )
     }
 
@@ -138,7 +138,7 @@ extension AsyncProvider {
             cache: storage,
             toStorage: toStorage,
             fromStorage: fromStorage,
-            report: reporting(report, to: logger, as: "CachedProvider")
+            report: loggingReports(report, to: logger, as: "CachedProvider")
         )
     }
 }

@@ -109,7 +109,7 @@ extension AsyncProvider where ID: Hashable {
             cache: storage,
             refreshAge: age,
             clock: clock,
-            report: reporting(report, to: logger, as: "RevalidatingProvider")
+            report: loggingReports(report, to: logger, as: "RevalidatingProvider")
         )
     }
 }
