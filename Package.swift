@@ -17,9 +17,21 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        // Only for `swift package generate-documentation`; no target depends on it.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
-        .target(name: "Strata"),
+        // The core's only third-party dependencies: swift-log's and swift-metrics' APIs, which
+        // carry no dependencies of their own and cost nothing unless a user opts in.
+        .target(
+            name: "Strata",
+            dependencies: [
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ]
+        ),
         .target(name: "StrataTesting", dependencies: ["Strata"]),
         .target(name: "StrataObjects", dependencies: ["Strata"]),
         .target(
@@ -27,6 +39,7 @@ let package = Package(
             dependencies: [
                 "Strata",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
@@ -56,6 +69,7 @@ let package = Package(
             dependencies: [
                 "Strata",
                 "StrataObjects",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
         ),
@@ -63,7 +77,14 @@ let package = Package(
         .executableTarget(name: "StrataFuzz", dependencies: ["Strata"]),
         .testTarget(
             name: "StrataTests",
-            dependencies: ["Strata", "StrataTesting", "strata"],
+            dependencies: [
+                "Strata",
+                "StrataTesting",
+                "strata",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ],
             // The fuzzer's corpus, replayed by DiskFuzzCorpusTests from the source tree.
             exclude: ["Fuzz/Corpus"]
         ),
@@ -78,6 +99,7 @@ let package = Package(
                 "StrataHTTP",
                 "LocalHTTPServer",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

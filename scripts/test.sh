@@ -3,7 +3,8 @@
 #   1. builds everything (library, tools, tests) and fails on any compiler warning in our code;
 #   2. runs the whole test suite (the stress and multi-process suites in a run of their own);
 #   3. runs the concurrency stress tests again under ThreadSanitizer, failing on any report;
-#   4. checks formatting with swift format.
+#   4. builds the documentation of every documented module, failing on any DocC warning;
+#   5. checks formatting with swift format.
 # Usage: scripts/test.sh [--skip-tsan]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -59,6 +60,17 @@ if [ "$skip_tsan" = 0 ]; then
         exit "$status"
     fi
 fi
+
+step "Building the documentation (any DocC warning fails the run)"
+# One catalog per documented module; a broken ``symbol`` link, an undocumented parameter or a
+# missing page is a warning, and --warnings-as-errors makes it fail.
+for target in Strata StrataTesting StrataHTTP; do
+    swift package generate-documentation --target "$target" --warnings-as-errors 2>&1 | tee "$log_dir/docs-$target.log"
+    if [ "${PIPESTATUS[0]}" -ne 0 ]; then
+        echo "The documentation of $target does not build cleanly (see above)." >&2
+        exit 1
+    fi
+done
 
 step "Checking formatting"
 swift format lint --strict --recursive Sources Tests Package.swift

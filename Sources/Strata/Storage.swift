@@ -9,7 +9,9 @@ public protocol KeyValueStorage<Key, Value>: Sendable {
 
 /// A storage whose values can be read by key. Safe to call from any task.
 public protocol ReadableStorage<Key, Value>: KeyValueStorage {
+    /// The type that names a value, as in ``KeyValueStorage``.
     associatedtype Key
+    /// The type of the stored values, as in ``KeyValueStorage``.
     associatedtype Value
     /// Returns the value for `key`, or `nil` if there is none or it has expired.
     ///
@@ -68,7 +70,9 @@ extension ReadableStorage {
 
 /// A storage that values can be written to and removed from by key. Safe to call from any task.
 public protocol WritableStorage<Key, Value>: KeyValueStorage {
+    /// The type that names a value, as in ``KeyValueStorage``.
     associatedtype Key
+    /// The type of the stored values, as in ``KeyValueStorage``.
     associatedtype Value
     /// Stores `value` for `key`, replacing any value already there.
     ///

@@ -13,6 +13,7 @@ public struct SystemClock: StorageClock {
     /// Creates the system clock.
     public init() {}
 
+    /// The current time.
     @inlinable
     public func now() -> Date { Date() }
 }
@@ -30,6 +31,7 @@ public final class ManualClock: StorageClock, @unchecked Sendable {
         current = start
     }
 
+    /// The current time.
     public func now() -> Date {
         lock.withLock { current }
     }

@@ -16,6 +16,7 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
             self.name = name
         }
 
+        /// The code's name, such as `corrupted`.
         public var description: String { name }
 
         /// A value that the operation required was absent (for example a non-optional read).
@@ -74,6 +75,8 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         self.underlying = underlying
     }
 
+    /// One line for a person: the storage, the code, the key if any, the message and the
+    /// underlying error.
     public var description: String {
         var text = "\(storage): \(code)"
         if let key {

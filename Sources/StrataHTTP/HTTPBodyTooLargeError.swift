@@ -21,6 +21,7 @@ public struct HTTPBodyTooLargeError: Error, Sendable, Equatable, CustomStringCon
         self.declaredByteCount = declaredByteCount
     }
 
+    /// One line for a person.
     public var description: String {
         if let declaredByteCount {
             return "the body at \(url.absoluteString) declares \(declaredByteCount) bytes, over the limit of "

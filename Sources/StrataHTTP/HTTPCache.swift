@@ -1,11 +1,12 @@
 public import Foundation
+public import Logging
 import NIOHTTP1
 public import Strata
 
 /// A provider that keeps an ``HTTPSource``'s answers in a storage with their validators and
 /// follows the server's caching headers, so that unchanged bodies are not downloaded again.
 ///
-/// Created by ``HTTPSource/cache(in:clock:reporting:)->HTTPCache<Records>``. For each request:
+/// Created by ``HTTPSource/cache(in:clock:reporting:logger:)->HTTPCache<Records>``. For each request:
 /// - a stored answer that is still fresh (`Cache-Control: max-age`, or `Expires`) is returned
 ///   without any request;
 /// - otherwise a stored answer with an `ETag` or a `Last-Modified` date is revalidated with
@@ -24,7 +25,9 @@ public import Strata
 /// Concurrent requests for one URL each ask the server; put `AsyncProvider.coordinated()`
 /// after it to share one. Any task may use it.
 public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == URL, Records.Value == HTTPCacheRecord {
+    /// Requests are identified by their URL.
     public typealias ID = URL
+    /// A response body.
     public typealias Value = Data
 
     /// The source that makes the requests.
@@ -120,27 +123,36 @@ extension HTTPSource {
     ///   - clock: Tells the time that freshness is measured against; inject a
     ///     `ManualClock` in tests.
     ///   - report: Told of storage errors, none of which fails a request.
+    ///   - logger: Logs each storage error once at `.warning`, with the storage and the reason;
+    ///     the URL only at `.debug`. `nil`, the default, logs nothing.
     public func cache<Records: Storage<URL, HTTPCacheRecord>>(
         in records: Records,
         clock: any StorageClock = SystemClock(),
-        reporting report: @escaping @Sendable (StorageError) -> Void = { _ in }
+        reporting report: @escaping @Sendable (StorageError) -> Void = { _ in },
+        logger: Logger? = nil
     ) -> HTTPCache<Records> {
-        HTTPCache(source: self, records: records, clock: clock, report: report)
+        HTTPCache(
+            source: self,
+            records: records,
+            clock: clock,
+            report: loggingReports(report, to: logger, as: "HTTPCache")
+        )
     }
 
     /// Returns a provider that keeps answers in `records`, a storage keyed by strings (such as
     /// `DiskStorage`), under each URL's `absoluteString`; see
-    /// ``cache(in:clock:reporting:)->HTTPCache<Records>``.
+    /// ``cache(in:clock:reporting:logger:)->HTTPCache<Records>``.
     public func cache<Records: Storage<String, HTTPCacheRecord>>(
         in records: Records,
         clock: any StorageClock = SystemClock(),
-        reporting report: @escaping @Sendable (StorageError) -> Void = { _ in }
+        reporting report: @escaping @Sendable (StorageError) -> Void = { _ in },
+        logger: Logger? = nil
     ) -> HTTPCache<MappedKeysStorage<Records, URL>> {
         HTTPCache(
             source: self,
             records: records.mapKeys { (url: URL) in url.absoluteString },
             clock: clock,
-            report: report
+            report: loggingReports(report, to: logger, as: "HTTPCache")
         )
     }
 }

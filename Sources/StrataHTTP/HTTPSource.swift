@@ -41,11 +41,13 @@ import Musl
 /// The source never shuts its client down. `HTTPClient.shared` needs no shutting down; a client
 /// you create is yours: call `try await client.shutdown()` once the last request has finished.
 ///
-/// The source keeps nothing between requests: ``cache(in:clock:reporting:)->HTTPCache<Records>``
+/// The source keeps nothing between requests: ``cache(in:clock:reporting:logger:)->HTTPCache<Records>``
 /// adds conditional requests; finish the chain with `coordinated()` so concurrent requests for one
 /// URL share one download. Any task may use it.
 public struct HTTPSource: AsyncProvider {
+    /// Requests are identified by their URL.
     public typealias ID = URL
+    /// A response body.
     public typealias Value = Data
 
     /// The client that makes the requests; see the type's documentation for who shuts it down.

@@ -24,6 +24,7 @@ public struct HTTPStatusError: Error, Sendable, Equatable, CustomStringConvertib
         self.headers = headers
     }
 
+    /// One line for a person.
     public var description: String {
         "HTTP \(status) \(reasonPhrase) for \(url.absoluteString)"
     }

@@ -19,6 +19,7 @@ public struct BehaviourViolation: Error, Sendable, CustomStringConvertible {
             self.seen = seen
         }
 
+        /// One line for a person.
         public var description: String {
             "\(check): expected \(expected), saw \(seen)"
         }
@@ -40,6 +41,7 @@ public struct BehaviourViolation: Error, Sendable, CustomStringConvertible {
         failures.map(\.check)
     }
 
+    /// One line for a person.
     public var description: String {
         let count = failures.count == 1 ? "1 check" : "\(failures.count) checks"
         return "\(storage) failed \(count):\n" + failures.map { "- \($0)" }.joined(separator: "\n")

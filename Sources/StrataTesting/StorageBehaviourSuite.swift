@@ -8,7 +8,7 @@ public import Strata
 /// storage from `makeStorage`, which must return an empty storage every time.
 ///
 /// Every storage is checked for reads, writes, overwrites and removal. A storage that is also an
-/// ``UpdatableStorage``, ``EnumerableStorage`` or ``ClearableStorage`` is checked for
+/// `UpdatableStorage`, `EnumerableStorage` or `ClearableStorage` is checked for
 /// `update(forKey:_:)`, `keys()` and `removeAll()` as well; concurrent updates are checked when
 /// you pass ``Counting``. A cache that may drop values it was given (because of a limit) must be
 /// made large enough to keep a few.

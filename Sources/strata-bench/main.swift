@@ -17,7 +17,9 @@ if CommandLine.arguments.dropFirst().first == "hitrate" {
 
 /// Every figure, in the order a full run prints them. A new family of figures (disk, SQLite,
 /// eviction policies) adds its list here, and its goals below.
-let benchmarks = Benchmark.memory + Benchmark.policy + Benchmark.disk + Benchmark.provider + Benchmark.objects
+let benchmarks =
+    Benchmark.memory + Benchmark.policy + Benchmark.disk + Benchmark.provider + Benchmark.observability
+    + Benchmark.objects
 let goals = Goal.memory + Goal.disk + Goal.provider + Goal.objects
 
 let options: Options

@@ -131,6 +131,11 @@ struct StatsCommand: ParsableCommand {
         let expiring = entries.filter { $0.expiry != nil }.count
         print("expiring:      \(expiring)")
         print("damaged files: \(storage.statistics.damagedFiles) (run 'strata verify' for details)")
+        print("figures, named as StorageMetrics reports them:")
+        for (name, value) in storage.statistics.figures {
+            let text = name == "hit_ratio" ? String(format: "%.3f", value) : String(Int64(value))
+            print("  \(name.padding(toLength: 26, withPad: " ", startingAt: 0)) \(text)")
+        }
     }
 }
 

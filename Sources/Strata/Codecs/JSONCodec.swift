@@ -11,11 +11,13 @@ public struct JSONCodec<Value: Codable & Sendable>: Codec {
         self.decoder = decoder
     }
 
+    /// Turns `value` into the form the storage keeps.
     @inlinable
     public func encode(_ value: Value) throws -> Data {
         try encoder.encode(value)
     }
 
+    /// Turns a stored value back into the value it encodes.
     @inlinable
     public func decode(_ encoded: Data) throws -> Value {
         try decoder.decode(Value.self, from: encoded)
@@ -32,12 +34,14 @@ public struct PropertyListCodec<Value: Codable & Sendable>: Codec {
         self.format = format
     }
 
+    /// Turns `value` into the form the storage keeps.
     public func encode(_ value: Value) throws -> Data {
         let encoder = PropertyListEncoder()
         encoder.outputFormat = format
         return try encoder.encode(value)
     }
 
+    /// Turns a stored value back into the value it encodes.
     public func decode(_ encoded: Data) throws -> Value {
         try PropertyListDecoder().decode(Value.self, from: encoded)
     }
@@ -53,6 +57,7 @@ public struct StringCodec: Codec {
         self.encoding = encoding
     }
 
+    /// Turns `value` into the form the storage keeps.
     public func encode(_ value: String) throws -> Data {
         guard let data = value.data(using: encoding) else {
             throw CodecError(message: "the string cannot be represented in \(encoding)")
@@ -60,6 +65,7 @@ public struct StringCodec: Codec {
         return data
     }
 
+    /// Turns a stored value back into the value it encodes.
     public func decode(_ encoded: Data) throws -> String {
         guard let string = String(data: encoded, encoding: encoding) else {
             throw CodecError(message: "the bytes are not valid \(encoding)")
@@ -78,6 +84,7 @@ public struct CodecError: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 }
 

@@ -4,13 +4,20 @@
 /// let settings: JSONValue = ["theme": "dark", "fontSize": 14, "beta": true]
 /// ```
 public enum JSONValue: Sendable, Hashable, Codable {
+    /// JSON's `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number; JSON does not tell integers from other numbers.
     case number(Double)
+    /// A string.
     case string(String)
+    /// An array of values.
     case array([JSONValue])
+    /// An object: values by name, in no particular order.
     case object([String: JSONValue])
 
+    /// Decodes any JSON value.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
@@ -28,6 +35,7 @@ public enum JSONValue: Sendable, Hashable, Codable {
         }
     }
 
+    /// Encodes the value as the JSON it stands for.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
@@ -45,12 +53,19 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
     ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral,
     ExpressibleByDictionaryLiteral
 {
+    /// Creates ``null`` from `nil`.
     public init(nilLiteral: ()) { self = .null }
+    /// Creates a ``bool(_:)`` from a literal.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// Creates a ``number(_:)`` from an integer literal.
     public init(integerLiteral value: Int) { self = .number(Double(value)) }
+    /// Creates a ``number(_:)`` from a literal.
     public init(floatLiteral value: Double) { self = .number(value) }
+    /// Creates a ``string(_:)`` from a literal.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// Creates an ``array(_:)`` from a literal.
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    /// Creates an ``object(_:)`` from a literal; a later duplicate name wins.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }

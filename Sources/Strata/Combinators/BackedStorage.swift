@@ -9,7 +9,9 @@
 /// ```
 public struct BackedStorage<Front: ReadableStorage, Back: ReadableStorage>: ReadableStorage
 where Front.Key == Back.Key, Front.Value == Back.Value, Front.Key: Hashable {
+    /// The type that names a value.
     public typealias Key = Front.Key
+    /// The type of the values.
     public typealias Value = Front.Value
 
     /// The layer read first and, if writable, filled from the back.
@@ -27,6 +29,7 @@ where Front.Key == Back.Key, Front.Value == Back.Value, Front.Key: Hashable {
         self.pullForward = pullForward
     }
 
+    /// Returns the value for `key`, or `nil` if there is none.
     @inlinable
     public func value(forKey key: Key) async throws(StorageError) -> Value? {
         let stripe = gate.stripe(for: key)

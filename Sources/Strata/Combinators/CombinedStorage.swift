@@ -14,7 +14,9 @@
 /// ```
 public struct CombinedStorage<Front: Storage, Back: Storage>: Storage
 where Front.Key == Back.Key, Front.Value == Back.Value, Front.Key: Hashable {
+    /// The type that names a value.
     public typealias Key = Front.Key
+    /// The type of the values.
     public typealias Value = Front.Value
 
     /// The faster layer, read first.

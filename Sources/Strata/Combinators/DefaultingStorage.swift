@@ -4,7 +4,9 @@
 /// (a value that does not decode, an I/O error) still throws, so an update can never overwrite
 /// a damaged value with the default. Any task may use it.
 public struct DefaultingStorage<Base: ReadableStorage>: ReadableStorage {
+    /// The type that names a value.
     public typealias Key = Base.Key
+    /// The type of the values.
     public typealias Value = Base.Value
 
     /// The storage being read.
@@ -40,11 +42,13 @@ public struct DefaultingStorage<Base: ReadableStorage>: ReadableStorage {
 }
 
 extension DefaultingStorage: WritableStorage where Base: WritableStorage {
+    /// Stores `value` for `key`.
     @inlinable
     public func set(_ value: Value, forKey key: Key) async throws(StorageError) {
         try await base.set(value, forKey: key)
     }
 
+    /// Removes the value for `key`, if any.
     @inlinable
     public func removeValue(forKey key: Key) async throws(StorageError) {
         try await base.removeValue(forKey: key)
@@ -54,6 +58,8 @@ extension DefaultingStorage: WritableStorage where Base: WritableStorage {
 extension DefaultingStorage: Storage where Base: Storage {}
 
 extension DefaultingStorage: UpdatableStorage where Base: UpdatableStorage {
+    /// Reads the value for `key`, lets `body` change it and writes it back atomically; setting it
+    /// to `nil` removes it.
     @inlinable
     public func update<Result>(
         forKey key: Key,

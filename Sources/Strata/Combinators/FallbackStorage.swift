@@ -3,7 +3,9 @@
 /// Created by ``ReadableStorage/fallback(with:)``. Writes go to the base unchanged. Any task may
 /// use it.
 public struct FallbackStorage<Base: ReadableStorage>: ReadableStorage {
+    /// The type that names a value.
     public typealias Key = Base.Key
+    /// The type of the values.
     public typealias Value = Base.Value
 
     /// The storage being read.
@@ -16,6 +18,7 @@ public struct FallbackStorage<Base: ReadableStorage>: ReadableStorage {
         self.recover = recover
     }
 
+    /// Returns the value for `key`, or `nil` if there is none.
     @inlinable
     public func value(forKey key: Key) async throws(StorageError) -> Value? {
         do throws(StorageError) {
@@ -29,6 +32,8 @@ public struct FallbackStorage<Base: ReadableStorage>: ReadableStorage {
         }
     }
 
+    /// Answers without suspending when it can: ``ImmediateLookup/found(_:)`` or
+    /// ``ImmediateLookup/absent``, else ``ImmediateLookup/unavailable``.
     @inlinable
     public func immediateValue(forKey key: Key) throws(StorageError) -> ImmediateLookup<Value> {
         do throws(StorageError) {
@@ -40,11 +45,13 @@ public struct FallbackStorage<Base: ReadableStorage>: ReadableStorage {
 }
 
 extension FallbackStorage: WritableStorage where Base: WritableStorage {
+    /// Stores `value` for `key`.
     @inlinable
     public func set(_ value: Value, forKey key: Key) async throws(StorageError) {
         try await base.set(value, forKey: key)
     }
 
+    /// Removes the value for `key`, if any.
     @inlinable
     public func removeValue(forKey key: Key) async throws(StorageError) {
         try await base.removeValue(forKey: key)
@@ -54,6 +61,7 @@ extension FallbackStorage: WritableStorage where Base: WritableStorage {
 extension FallbackStorage: Storage where Base: Storage {}
 
 extension FallbackStorage: EnumerableStorage where Base: EnumerableStorage {
+    /// Every key with a value, in no particular order.
     @inlinable
     public func keys() async throws(StorageError) -> [Key] {
         try await base.keys()

@@ -3,6 +3,7 @@
 /// Created by ``KeyValueStorage/mapKeys(_:)``. It can read, write, update and clear whenever its
 /// base can. Any task may use it.
 public struct MappedKeysStorage<Base: KeyValueStorage, Key: Sendable>: KeyValueStorage {
+    /// The type of the values.
     public typealias Value = Base.Value
 
     /// The storage that holds the values.
@@ -32,6 +33,7 @@ public struct MappedKeysStorage<Base: KeyValueStorage, Key: Sendable>: KeyValueS
 }
 
 extension MappedKeysStorage: ReadableStorage where Base: ReadableStorage {
+    /// Returns the value for `key`, or `nil` if there is none.
     @inlinable
     public func value(forKey key: Key) async throws(StorageError) -> Value? {
         let baseKey = try baseKey(for: key)
@@ -42,6 +44,8 @@ extension MappedKeysStorage: ReadableStorage where Base: ReadableStorage {
         }
     }
 
+    /// Answers without suspending when it can: ``ImmediateLookup/found(_:)`` or
+    /// ``ImmediateLookup/absent``, else ``ImmediateLookup/unavailable``.
     @inlinable
     public func immediateValue(forKey key: Key) throws(StorageError) -> ImmediateLookup<Value> {
         try base.immediateValue(forKey: baseKey(for: key))
@@ -49,11 +53,13 @@ extension MappedKeysStorage: ReadableStorage where Base: ReadableStorage {
 }
 
 extension MappedKeysStorage: WritableStorage where Base: WritableStorage {
+    /// Stores `value` for `key`.
     @inlinable
     public func set(_ value: Value, forKey key: Key) async throws(StorageError) {
         try await base.set(value, forKey: baseKey(for: key))
     }
 
+    /// Removes the value for `key`, if any.
     @inlinable
     public func removeValue(forKey key: Key) async throws(StorageError) {
         try await base.removeValue(forKey: baseKey(for: key))
@@ -63,6 +69,8 @@ extension MappedKeysStorage: WritableStorage where Base: WritableStorage {
 extension MappedKeysStorage: Storage where Base: Storage {}
 
 extension MappedKeysStorage: UpdatableStorage where Base: UpdatableStorage {
+    /// Reads the value for `key`, lets `body` change it and writes it back atomically; setting it
+    /// to `nil` removes it.
     @inlinable
     public func update<Result>(
         forKey key: Key,
@@ -73,6 +81,7 @@ extension MappedKeysStorage: UpdatableStorage where Base: UpdatableStorage {
 }
 
 extension MappedKeysStorage: ClearableStorage where Base: ClearableStorage {
+    /// Removes every value.
     @inlinable
     public func removeAll() async throws(StorageError) {
         try await base.removeAll()

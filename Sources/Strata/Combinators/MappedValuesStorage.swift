@@ -6,6 +6,7 @@
 /// ``StorageError/Code/encodingFailed`` when writing; the stored value is left as it was.
 /// Any task may use it.
 public struct MappedValuesStorage<Base: KeyValueStorage, Value: Sendable>: KeyValueStorage {
+    /// The type that names a value.
     public typealias Key = Base.Key
 
     /// The storage that holds the values.
@@ -56,6 +57,7 @@ public struct MappedValuesStorage<Base: KeyValueStorage, Value: Sendable>: KeyVa
 }
 
 extension MappedValuesStorage: ReadableStorage where Base: ReadableStorage {
+    /// Returns the value for `key`, or `nil` if there is none.
     @inlinable
     public func value(forKey key: Key) async throws(StorageError) -> Value? {
         let stored: Base.Value?
@@ -68,6 +70,8 @@ extension MappedValuesStorage: ReadableStorage where Base: ReadableStorage {
         return try decode(stored, key: key)
     }
 
+    /// Answers without suspending when it can: ``ImmediateLookup/found(_:)`` or
+    /// ``ImmediateLookup/absent``, else ``ImmediateLookup/unavailable``.
     @inlinable
     public func immediateValue(forKey key: Key) throws(StorageError) -> ImmediateLookup<Value> {
         try base.immediateValue(forKey: key).map { (stored) throws(StorageError) in try decode(stored, key: key) }
@@ -75,11 +79,13 @@ extension MappedValuesStorage: ReadableStorage where Base: ReadableStorage {
 }
 
 extension MappedValuesStorage: WritableStorage where Base: WritableStorage {
+    /// Stores `value` for `key`.
     @inlinable
     public func set(_ value: Value, forKey key: Key) async throws(StorageError) {
         try await base.set(encode(value, key: key), forKey: key)
     }
 
+    /// Removes the value for `key`, if any.
     @inlinable
     public func removeValue(forKey key: Key) async throws(StorageError) {
         try await base.removeValue(forKey: key)
@@ -89,6 +95,8 @@ extension MappedValuesStorage: WritableStorage where Base: WritableStorage {
 extension MappedValuesStorage: Storage where Base: Storage {}
 
 extension MappedValuesStorage: UpdatableStorage where Base: UpdatableStorage {
+    /// Reads the value for `key`, lets `body` change it and writes it back atomically; setting it
+    /// to `nil` removes it.
     @inlinable
     public func update<Result>(
         forKey key: Key,
@@ -104,6 +112,7 @@ extension MappedValuesStorage: UpdatableStorage where Base: UpdatableStorage {
 }
 
 extension MappedValuesStorage: EnumerableStorage where Base: EnumerableStorage {
+    /// Every key with a value, in no particular order.
     @inlinable
     public func keys() async throws(StorageError) -> [Key] {
         try await base.keys()
@@ -111,6 +120,7 @@ extension MappedValuesStorage: EnumerableStorage where Base: EnumerableStorage {
 }
 
 extension MappedValuesStorage: ClearableStorage where Base: ClearableStorage {
+    /// Removes every value.
     @inlinable
     public func removeAll() async throws(StorageError) {
         try await base.removeAll()

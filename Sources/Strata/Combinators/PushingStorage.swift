@@ -8,7 +8,9 @@
 /// ```
 public struct PushingStorage<Front: WritableStorage, Back: WritableStorage>: WritableStorage
 where Front.Key == Back.Key, Front.Value == Back.Value, Front.Key: Hashable {
+    /// The type that names a value.
     public typealias Key = Front.Key
+    /// The type of the values.
     public typealias Value = Front.Value
 
     /// The layer written and, if readable, read.
@@ -55,6 +57,8 @@ extension PushingStorage: ReadableStorage where Front: ReadableStorage {
         }
     }
 
+    /// Answers without suspending when it can: ``ImmediateLookup/found(_:)`` or
+    /// ``ImmediateLookup/absent``, else ``ImmediateLookup/unavailable``.
     @inlinable
     public func immediateValue(forKey key: Key) throws(StorageError) -> ImmediateLookup<Value> {
         try front.immediateValue(forKey: key)

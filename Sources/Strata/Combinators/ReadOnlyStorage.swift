@@ -3,7 +3,9 @@
 /// Created by ``ReadableStorage/readOnly()``; it composes like any other storage
 /// (``ReadableStorage/backed(by:)``, ``ReadableStorage/mapValues(_:)``). Any task may use it.
 public struct ReadOnlyStorage<Base: ReadableStorage>: ReadableStorage {
+    /// The type that names a value.
     public typealias Key = Base.Key
+    /// The type of the values.
     public typealias Value = Base.Value
 
     /// The storage being read.
@@ -14,6 +16,7 @@ public struct ReadOnlyStorage<Base: ReadableStorage>: ReadableStorage {
         self.base = base
     }
 
+    /// Returns the value for `key`, or `nil` if there is none.
     @inlinable
     public func value(forKey key: Key) async throws(StorageError) -> Value? {
         switch try base.immediateValue(forKey: key) {
@@ -23,6 +26,8 @@ public struct ReadOnlyStorage<Base: ReadableStorage>: ReadableStorage {
         }
     }
 
+    /// Answers without suspending when it can: ``ImmediateLookup/found(_:)`` or
+    /// ``ImmediateLookup/absent``, else ``ImmediateLookup/unavailable``.
     @inlinable
     public func immediateValue(forKey key: Key) throws(StorageError) -> ImmediateLookup<Value> {
         try base.immediateValue(forKey: key)
@@ -30,6 +35,7 @@ public struct ReadOnlyStorage<Base: ReadableStorage>: ReadableStorage {
 }
 
 extension ReadOnlyStorage: EnumerableStorage where Base: EnumerableStorage {
+    /// Every key with a value, in no particular order.
     @inlinable
     public func keys() async throws(StorageError) -> [Key] {
         try await base.keys()

@@ -8,7 +8,9 @@
 /// try await settings.set(Settings(theme: .dark))
 /// ```
 public struct SingleKeyStorage<Base: KeyValueStorage>: KeyValueStorage {
+    /// The type that names a value.
     public typealias Key = Void
+    /// The type of the values.
     public typealias Value = Base.Value
 
     /// The storage that holds the value.
@@ -24,6 +26,7 @@ public struct SingleKeyStorage<Base: KeyValueStorage>: KeyValueStorage {
 }
 
 extension SingleKeyStorage: ReadableStorage where Base: ReadableStorage {
+    /// Returns the value for `key`, or `nil` if there is none.
     @inlinable
     public func value(forKey key: Void) async throws(StorageError) -> Value? {
         switch try base.immediateValue(forKey: self.key) {
@@ -33,6 +36,8 @@ extension SingleKeyStorage: ReadableStorage where Base: ReadableStorage {
         }
     }
 
+    /// Answers without suspending when it can: ``ImmediateLookup/found(_:)`` or
+    /// ``ImmediateLookup/absent``, else ``ImmediateLookup/unavailable``.
     @inlinable
     public func immediateValue(forKey key: Void) throws(StorageError) -> ImmediateLookup<Value> {
         try base.immediateValue(forKey: self.key)
@@ -46,11 +51,13 @@ extension SingleKeyStorage: ReadableStorage where Base: ReadableStorage {
 }
 
 extension SingleKeyStorage: WritableStorage where Base: WritableStorage {
+    /// Stores `value` for `key`.
     @inlinable
     public func set(_ value: Value, forKey key: Void) async throws(StorageError) {
         try await base.set(value, forKey: self.key)
     }
 
+    /// Removes the value for `key`, if any.
     @inlinable
     public func removeValue(forKey key: Void) async throws(StorageError) {
         try await base.removeValue(forKey: self.key)
@@ -72,6 +79,8 @@ extension SingleKeyStorage: WritableStorage where Base: WritableStorage {
 extension SingleKeyStorage: Storage where Base: Storage {}
 
 extension SingleKeyStorage: UpdatableStorage where Base: UpdatableStorage {
+    /// Reads the value for `key`, lets `body` change it and writes it back atomically; setting it
+    /// to `nil` removes it.
     @inlinable
     public func update<Result>(
         forKey key: Void,

@@ -3,7 +3,9 @@
 /// Created by ``WritableStorage/writeOnly()``; it composes with ``WritableStorage/pushing(to:)``.
 /// Any task may use it.
 public struct WriteOnlyStorage<Base: WritableStorage>: WritableStorage {
+    /// The type that names a value.
     public typealias Key = Base.Key
+    /// The type of the values.
     public typealias Value = Base.Value
 
     /// The storage being written.
@@ -14,11 +16,13 @@ public struct WriteOnlyStorage<Base: WritableStorage>: WritableStorage {
         self.base = base
     }
 
+    /// Stores `value` for `key`.
     @inlinable
     public func set(_ value: Value, forKey key: Key) async throws(StorageError) {
         try await base.set(value, forKey: key)
     }
 
+    /// Removes the value for `key`, if any.
     @inlinable
     public func removeValue(forKey key: Key) async throws(StorageError) {
         try await base.removeValue(forKey: key)
@@ -26,6 +30,7 @@ public struct WriteOnlyStorage<Base: WritableStorage>: WritableStorage {
 }
 
 extension WriteOnlyStorage: ClearableStorage where Base: ClearableStorage {
+    /// Removes every value.
     @inlinable
     public func removeAll() async throws(StorageError) {
         try await base.removeAll()

@@ -4,7 +4,9 @@
 /// key, and `nil` otherwise; a write writes both (first, then second). Any task may use it.
 public struct ZippedStorage<First: KeyValueStorage, Second: KeyValueStorage>: KeyValueStorage
 where First.Key == Second.Key {
+    /// The type that names a value.
     public typealias Key = First.Key
+    /// The type of the values.
     public typealias Value = (First.Value, Second.Value)
 
     /// The storage that holds the first element of each pair.
@@ -20,6 +22,7 @@ where First.Key == Second.Key {
 }
 
 extension ZippedStorage: ReadableStorage where First: ReadableStorage, Second: ReadableStorage {
+    /// Returns the value for `key`, or `nil` if there is none.
     @inlinable
     public func value(forKey key: Key) async throws(StorageError) -> Value? {
         let a: First.Value?
@@ -41,12 +44,14 @@ extension ZippedStorage: ReadableStorage where First: ReadableStorage, Second: R
 }
 
 extension ZippedStorage: WritableStorage where First: WritableStorage, Second: WritableStorage {
+    /// Stores `value` for `key`.
     @inlinable
     public func set(_ value: Value, forKey key: Key) async throws(StorageError) {
         try await first.set(value.0, forKey: key)
         try await second.set(value.1, forKey: key)
     }
 
+    /// Removes the value for `key`, if any.
     @inlinable
     public func removeValue(forKey key: Key) async throws(StorageError) {
         try await first.removeValue(forKey: key)

@@ -1,4 +1,5 @@
 package import Foundation
+import Logging
 
 #if canImport(Darwin)
 import Darwin
@@ -244,7 +245,16 @@ extension DiskStorage {
                 state.cache.set(entry, forKey: record.key, cost: record.size, expiry: record.expiry, removed: &removed)
                 state.owners[record.relativePath] = record.key
             }
-            state.cache.statistics = MemoryStorageStatistics()
+            state.cache.statistics = StorageStatistics()
+        }
+        if damaged > 0 {
+            observer?.log(
+                .warning,
+                "DiskStorage found damaged files when opening its folder",
+                reason: options.mode == .cache ? "removed as misses (cache mode)" : "left in place (store mode)",
+                key: nil,
+                metadata: ["damaged_files": "\(damaged)", "folder": "\(root)"]
+            )
         }
         // Last probes first, so no file about to be dropped is moved into another's gap.
         for path in dropped.sorted(by: { probe(of: $0) > probe(of: $1) }) {

@@ -1,4 +1,5 @@
 public import Foundation
+import Logging
 import Synchronization
 
 #if canImport(Darwin)
@@ -65,6 +66,8 @@ public final class DiskStorage: Sendable {
     private let stripes: [Lock]
     private let temporaryCounter = Atomic<UInt64>(0)
     private let name: String
+    /// The logger and metrics of ``Options/logger`` and ``Options/metrics``, or `nil` for neither.
+    let observer: StorageObserver?
 
     /// Opens (creating if needed) the folder `folder` inside `location`.
     ///
@@ -95,6 +98,7 @@ public final class DiskStorage: Sendable {
         self.options = options
         self.root = url.standardizedFileURL.path
         self.name = "DiskStorage"
+        self.observer = StorageObserver.make(storage: "DiskStorage", logger: options.logger, metrics: options.metrics)
         self.stripes = (0..<64).map { _ in Lock() }
         func invalid(_ message: String) -> StorageError {
             StorageError(.invalidConfiguration, storage: "DiskStorage", message: message)
@@ -119,6 +123,24 @@ public final class DiskStorage: Sendable {
             )
         )
         try openFolder()
+        endObservation(nil, nil)
+    }
+
+    // MARK: Observing
+
+    /// The time an observed operation starts, when metrics are on.
+    private func beginObservation() -> ContinuousClock.Instant? {
+        observer?.measuresTime == true ? ContinuousClock.now : nil
+    }
+
+    /// Publishes the statistics and the time `operation` took, if anyone observes.
+    private func endObservation(_ operation: StorageOperation?, _ start: ContinuousClock.Instant?) {
+        guard let observer else { return }
+        let snapshot = statistics
+        observer.publish(snapshot, now: now())
+        if let operation, let start {
+            observer.recordDuration(of: operation, since: start)
+        }
     }
 
     // MARK: Names and paths
@@ -288,6 +310,13 @@ public final class DiskStorage: Sendable {
             stripe(for: digest).withLock(removeIfStillDamaged)
         }
         state.withLock { $0.statistics.damagedFiles &+= 1 }
+        observer?.log(
+            .warning,
+            "DiskStorage dropped a damaged file and read it as a miss",
+            reason: "\(error)",
+            key: key,
+            metadata: ["file": "\(path)"]
+        )
     }
 
     /// Returns the value for `key`, or `nil` if there is none or it has expired.
@@ -296,6 +325,8 @@ public final class DiskStorage: Sendable {
     ///   ``StorageError/Code/corrupted`` for a damaged file in store mode,
     ///   ``StorageError/Code/invalidKey`` for a key over 1 MiB.
     public func value(forKey key: String) throws(StorageError) -> Data? {
+        let observation = beginObservation()
+        defer { endObservation(.get, observation) }
         let key = try normalizedKey(key)
         let known = knownPath(forKey: key)
         let found: Found
@@ -490,11 +521,12 @@ public final class DiskStorage: Sendable {
     public var statistics: Statistics {
         state.withLock { state in
             var statistics = state.statistics
-            statistics.evictions = state.cache.statistics.evictions
+            statistics.countEvictions = state.cache.statistics.countEvictions
+            statistics.sizeEvictions = state.cache.statistics.sizeEvictions
             statistics.expirations = state.cache.statistics.expirations
             statistics.rejections = state.cache.statistics.rejections + statistics.rejections
             statistics.count = state.cache.count
-            statistics.totalSize = state.cache.totalCost
+            statistics.totalCost = state.cache.totalCost
             return statistics
         }
     }
@@ -513,6 +545,8 @@ public final class DiskStorage: Sendable {
 
     /// Stores `value` for `key`, expiring after `timeToLive` (or the default when `nil`).
     public func set(_ value: Data, forKey key: String, timeToLive: Duration?) throws(StorageError) {
+        let observation = beginObservation()
+        defer { endObservation(.set, observation) }
         let key = try normalizedKey(key)
         let digest = knownPath(forKey: key).map(digest(fromRelativePath:)) ?? digest(of: key)
         let now = now()
@@ -653,6 +687,8 @@ public final class DiskStorage: Sendable {
     ///
     /// - Throws: ``StorageError/Code/io`` when the file cannot be removed.
     public func removeValue(forKey key: String) throws(StorageError) {
+        let observation = beginObservation()
+        defer { endObservation(.remove, observation) }
         let key = try normalizedKey(key)
         let digest = digest(of: key)
         try stripe(for: digest).withLock { () throws(StorageError) in
@@ -728,6 +764,8 @@ public final class DiskStorage: Sendable {
     /// Removes every value file in the folder, including ones written by other processes.
     /// Files that are not Strata records are left alone.
     public func removeAll() throws(StorageError) {
+        let observation = beginObservation()
+        defer { endObservation(.remove, observation) }
         for stripe in stripes { stripe.lock() }
         defer { for stripe in stripes { stripe.unlock() } }
         do throws(SystemCallError) {
@@ -746,6 +784,8 @@ public final class DiskStorage: Sendable {
     /// Removes every expired value now rather than when it is next read; returns how many.
     @discardableResult
     public func removeExpired() throws(StorageError) -> Int {
+        let observation = beginObservation()
+        defer { endObservation(.trim, observation) }
         let now = now()
         var removed = Removed()
         let count = state.withLock { $0.cache.removeExpired(now: now, removed: &removed) }
@@ -755,11 +795,11 @@ public final class DiskStorage: Sendable {
 
     /// Evicts least recently used values until the files take at most `byteCount` bytes.
     public func trim(toByteCount byteCount: Int) {
+        let observation = beginObservation()
+        defer { endObservation(.trim, observation) }
         var removed = Removed()
         state.withLock { state in
-            let before = state.cache.statistics.evictions
             state.cache.evict(toCount: .max, toCost: max(byteCount, 0), removed: &removed)
-            _ = before
         }
         evict(removed)
     }
@@ -778,6 +818,8 @@ public final class DiskStorage: Sendable {
         forKey key: String,
         _ body: (inout Data?) throws -> Result
     ) throws(StorageError) -> Result {
+        let observation = beginObservation()
+        defer { endObservation(.update, observation) }
         let key = try normalizedKey(key)
         let digest = digest(of: key)
         while true {

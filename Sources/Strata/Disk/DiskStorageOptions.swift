@@ -1,4 +1,5 @@
 public import Foundation
+public import Logging
 
 extension DiskStorage {
     /// What the storage does with values it cannot keep or read.
@@ -73,6 +74,14 @@ extension DiskStorage {
         /// How long a read's recency may lag on disk before a read refreshes the file's time;
         /// recency survives a restart to within this interval.
         public var recencyResolution: Duration = .seconds(3600)
+        /// Where to log what a user must hear about: a damaged file dropped in cache mode (at
+        /// `.warning`, with the key only at `.debug`), damaged files found when opening, and an
+        /// eviction storm (more than 1,000 evictions within 10 seconds, once per window). `nil`,
+        /// the default, logs nothing.
+        public var logger: Logger?
+        /// Where to report hits, misses, evictions, sizes and latencies (see ``StorageMetrics``);
+        /// `nil`, the default, reports nothing.
+        public var metrics: StorageMetrics?
         /// Replaces the key hash, for tests of hash collisions. Returns at least 16 bytes.
         package var keyDigest: (@Sendable (String) -> [UInt8])?
 
@@ -85,8 +94,12 @@ extension DiskStorage {
             maximumByteCount: Int? = nil,
             maximumCount: Int? = nil,
             timeToLive: Duration? = nil,
-            isDurable: Bool = false
+            isDurable: Bool = false,
+            logger: Logger? = nil,
+            metrics: StorageMetrics? = nil
         ) {
+            self.logger = logger
+            self.metrics = metrics
             self.mode = mode
             self.maximumByteCount = maximumByteCount
             self.maximumCount = maximumCount
@@ -95,43 +108,8 @@ extension DiskStorage {
         }
     }
 
-    /// A snapshot of what a ``DiskStorage`` has done since it was opened.
-    public struct Statistics: Sendable, Hashable, CustomStringConvertible {
-        /// Reads that found a value.
-        public var hits: UInt64 = 0
-        /// Reads that found nothing (or, in cache mode, a damaged or expired file).
-        public var misses: UInt64 = 0
-        /// Values written.
-        public var writes: UInt64 = 0
-        /// Values removed to keep a limit.
-        public var evictions: UInt64 = 0
-        /// Values removed because their time to live had passed.
-        public var expirations: UInt64 = 0
-        /// Damaged or foreign files found where a value should be, removed in cache mode.
-        public var damagedFiles: UInt64 = 0
-        /// Values not kept because they alone exceed the byte limit (cache mode).
-        public var rejections: UInt64 = 0
-        /// Values held.
-        public var count = 0
-        /// Bytes held by value files, headers included.
-        public var totalSize = 0
-
-        /// Creates an empty snapshot.
-        public init() {}
-
-        /// Hits divided by reads; 0 before the first read.
-        public var hitRatio: Double {
-            let reads = hits + misses
-            return reads == 0 ? 0 : Double(hits) / Double(reads)
-        }
-
-        public var description: String {
-            let percent = (hitRatio * 1000).rounded() / 10
-            return "hits \(hits), misses \(misses) (hit ratio \(percent)%), writes \(writes), "
-                + "evictions \(evictions), expirations \(expirations), damaged files \(damagedFiles), "
-                + "rejections \(rejections), count \(count), size \(totalSize) bytes"
-        }
-    }
+    /// The statistics of a ``DiskStorage``: the shape every storage shares, where cost is bytes.
+    public typealias Statistics = StorageStatistics
 
     /// The result of ``DiskStorage/verify()``: every value file checked against its checksum.
     public struct VerificationReport: Sendable, Hashable {

@@ -51,6 +51,8 @@ public struct EvictionPolicy: Sendable, Hashable, CustomStringConvertible {
     /// The policy used when none is given: ``adaptive``.
     public static let `default` = adaptive
 
+    /// The policy's short name, as `strata-bench` prints it: `lru`, `w-tinylfu`, `s3-fifo` or
+    /// `adaptive`.
     public var description: String {
         switch kind {
         case .leastRecentlyUsed: "lru"

@@ -51,7 +51,7 @@ struct MemoryCacheState<Key: Hashable, Value> {
     @usableFromInline let maximumCount: Int
     @usableFromInline let maximumCost: Int
     @usableFromInline var totalCost = 0
-    @usableFromInline var statistics = MemoryStorageStatistics()
+    @usableFromInline var statistics = StorageStatistics()
 
     init(maximumCount: Int, maximumCost: Int, queue: any EvictionQueue) {
         self.maximumCount = maximumCount
@@ -60,6 +60,15 @@ struct MemoryCacheState<Key: Hashable, Value> {
     }
 
     var count: Int { index.count }
+
+    /// The statistics with the entries and cost held now.
+    @usableFromInline
+    var snapshot: StorageStatistics {
+        var snapshot = statistics
+        snapshot.count = index.count
+        snapshot.totalCost = totalCost
+        return snapshot
+    }
 
     // MARK: Reading
 
@@ -161,7 +170,7 @@ struct MemoryCacheState<Key: Hashable, Value> {
             totalCost += cost
             queue.recordInsertion(of: slot, hash: hash)
         }
-        statistics.insertions &+= 1
+        statistics.writes &+= 1
         evict(toCount: maximumCount, toCost: maximumCost, removed: &removed)
     }
 
@@ -176,8 +185,12 @@ struct MemoryCacheState<Key: Hashable, Value> {
     @inlinable
     mutating func evict(toCount count: Int, toCost cost: Int, removed: inout Removed) {
         while index.count > count || totalCost > cost, let slot = queue.victim() {
+            if index.count > count {
+                statistics.countEvictions &+= 1
+            } else {
+                statistics.sizeEvictions &+= 1
+            }
             removed.append(remove(slot: slot))
-            statistics.evictions &+= 1
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+public import Logging
 
 /// A storage in memory with optional count and cost limits, scan-resistant eviction and time to
 /// live.
@@ -27,6 +28,9 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
     public let maximumCost: Int
     /// Which entries are evicted first when a limit is reached.
     public let evictionPolicy: EvictionPolicy
+    /// The logger and metrics, or `nil` when neither was asked for: then every call takes the
+    /// unobserved path, which costs one branch.
+    @usableFromInline let observer: StorageObserver?
 
     /// Creates an unbounded storage whose values never expire.
     public convenience init() {
@@ -36,7 +40,8 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
             timeToLive: nil,
             evictionPolicy: .default,
             clock: SystemClock(),
-            cost: nil
+            cost: nil,
+            observer: nil
         )
     }
 
@@ -50,6 +55,10 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
     ///   - clock: The time source for expiry; inject a ``ManualClock`` in tests.
     ///   - cost: A value's cost. By default a `Data` value costs its byte count, a `String` its
     ///     UTF-8 length and any other value 1.
+    ///   - logger: Where to log an eviction storm (more than 1,000 evictions within 10 seconds,
+    ///     logged once per window at `.warning`); `nil`, the default, logs nothing.
+    ///   - metrics: Where to report hits, misses, evictions, sizes and latencies (see
+    ///     ``StorageMetrics``); `nil`, the default, reports nothing and costs nothing.
     /// - Throws: ``StorageError/Code/invalidConfiguration`` when a limit or the time to live is zero
     ///   or negative.
     public convenience init(
@@ -58,7 +67,9 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         timeToLive: Duration? = nil,
         evictionPolicy: EvictionPolicy = .default,
         clock: any StorageClock = SystemClock(),
-        cost: (@Sendable (Value) -> Int)? = nil
+        cost: (@Sendable (Value) -> Int)? = nil,
+        logger: Logger? = nil,
+        metrics: StorageMetrics? = nil
     ) throws(StorageError) {
         func invalid(_ message: String) -> StorageError {
             StorageError(.invalidConfiguration, storage: "MemoryStorage", message: message)
@@ -78,7 +89,8 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
             timeToLive: timeToLive,
             evictionPolicy: evictionPolicy,
             clock: clock,
-            cost: cost
+            cost: cost,
+            observer: StorageObserver.make(storage: "MemoryStorage", logger: logger, metrics: metrics)
         )
     }
 
@@ -88,8 +100,10 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         timeToLive: Duration?,
         evictionPolicy: EvictionPolicy,
         clock: any StorageClock,
-        cost: (@Sendable (Value) -> Int)?
+        cost: (@Sendable (Value) -> Int)?,
+        observer: StorageObserver?
     ) {
+        self.observer = observer
         self.maximumCount = maximumCount
         self.evictionPolicy = evictionPolicy
         self.maximumCost = maximumCost
@@ -135,6 +149,9 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
     /// A hit makes the entry the most recently used.
     @inlinable
     public func value(forKey key: Key) -> Value? {
+        if let observer {
+            return observed(.get, observer) { state, removed in state.value(forKey: key, now: now, removed: &removed) }
+        }
         var removed = State.Removed()
         let value = state.withLock { $0.value(forKey: key, now: now, removed: &removed) }
         _ = consume removed
@@ -170,13 +187,8 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
     }
 
     /// What the storage has done so far: hits, misses, evictions, expirations and more.
-    public var statistics: MemoryStorageStatistics {
-        state.withLock { state in
-            var statistics = state.statistics
-            statistics.count = state.count
-            statistics.totalCost = state.totalCost
-            return statistics
-        }
+    public var statistics: StorageStatistics {
+        state.withLock { $0.snapshot }
     }
 
     // MARK: Writing
@@ -185,7 +197,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
     /// chooses if a limit is passed.
     ///
     /// A value whose cost alone exceeds ``maximumCost`` is not kept (counted in
-    /// ``MemoryStorageStatistics/rejections``) and removes the older value for `key`; nothing else
+    /// ``StorageStatistics/rejections``) and removes the older value for `key`; nothing else
     /// is evicted and `set` does not fail.
     @inlinable
     public func set(_ value: Value, forKey key: Key) {
@@ -198,6 +210,12 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
     public func set(_ value: Value, forKey key: Key, timeToLive: Duration?) {
         let cost = cost(value)
         let expiry = expiry(for: timeToLive)
+        if let observer {
+            observed(.set, observer) { state, removed in
+                state.set(value, forKey: key, cost: cost, expiry: expiry, removed: &removed)
+            }
+            return
+        }
         var removed = State.Removed()
         state.withLock { $0.set(value, forKey: key, cost: cost, expiry: expiry, removed: &removed) }
         _ = consume removed
@@ -205,6 +223,10 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
 
     /// Removes the value for `key`, if any.
     public func removeValue(forKey key: Key) {
+        if let observer {
+            observed(.remove, observer) { state, removed in state.removeValue(forKey: key, removed: &removed) }
+            return
+        }
         var removed = State.Removed()
         state.withLock { $0.removeValue(forKey: key, removed: &removed) }
         _ = consume removed
@@ -214,6 +236,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
     public func removeAll() {
         let old = state.withLock { $0.removeAll() }
         _ = consume old
+        publish()
     }
 
     /// Removes every expired value now rather than when it is next read, and returns how many
@@ -224,6 +247,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         var removed = State.Removed()
         let count = state.withLock { $0.removeExpired(now: now, removed: &removed) }
         _ = consume removed
+        publish()
         return count
     }
 
@@ -232,6 +256,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         var removed = State.Removed()
         state.withLock { $0.evict(toCount: .max, toCost: max(cost, 0), removed: &removed) }
         _ = consume removed
+        publish()
     }
 
     /// Evicts entries, in the eviction policy's order, until at most `count` remain.
@@ -239,6 +264,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         var removed = State.Removed()
         state.withLock { $0.evict(toCount: max(count, 0), toCost: .max, removed: &removed) }
         _ = consume removed
+        publish()
     }
 
     /// Reads the value for `key`, lets `body` change it and writes it back atomically; setting it
@@ -253,6 +279,13 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         forKey key: Key,
         _ body: (inout Value?) throws -> Result
     ) throws(StorageError) -> Result {
+        let start = observer?.measuresTime == true ? ContinuousClock.now : nil
+        defer {
+            if let observer {
+                publish()
+                if let start { observer.recordDuration(of: .update, since: start) }
+            }
+        }
         while true {
             var removed = State.Removed()
             let now = now()
@@ -285,6 +318,37 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
                 return result
             }
         }
+    }
+}
+
+// MARK: Observing
+
+extension MemoryStorage {
+    /// Runs `body` under the lock, then publishes the statistics and the time taken: the path of
+    /// every call when a logger or metrics are set.
+    @usableFromInline
+    func observed<Result>(
+        _ operation: StorageOperation,
+        _ observer: StorageObserver,
+        _ body: (inout State, inout State.Removed) -> Result
+    ) -> Result {
+        let start = observer.measuresTime ? ContinuousClock.now : nil
+        var removed = State.Removed()
+        let (result, snapshot) = state.withLock { state in
+            let result = body(&state, &removed)
+            return (result, state.snapshot)
+        }
+        _ = consume removed
+        observer.publish(snapshot, now: now())
+        if let start { observer.recordDuration(of: operation, since: start) }
+        return result
+    }
+
+    /// Publishes the statistics after an operation that is not timed, if anyone observes.
+    func publish() {
+        guard let observer else { return }
+        let snapshot = state.withLock { $0.snapshot }
+        observer.publish(snapshot, now: now())
     }
 }
 

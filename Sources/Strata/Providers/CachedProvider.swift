@@ -1,15 +1,18 @@
 public import Foundation
+public import Logging
 
 /// A provider that answers from a storage when it can and fills the storage from its base
 /// when it cannot.
 ///
-/// Created by ``AsyncProvider/cache(_:reporting:)`` and
-/// ``AsyncProvider/cache(_:toStorage:fromStorage:reporting:)``. A cache miss, a cached value that
+/// Created by ``AsyncProvider/cache(_:reporting:logger:)`` and
+/// ``AsyncProvider/cache(_:toStorage:fromStorage:reporting:logger:)``. A cache miss, a cached value that
 /// cannot be read, or one that `fromStorage` rejects falls through to the base; a failed cache
 /// write never fails the request. Both are passed to the `reporting` closure. The base's failures
 /// are never stored, so the next request retries. Any task may use it.
 public struct CachedProvider<Base: AsyncProvider, Cache: Storage>: AsyncProvider where Cache.Key == Base.ID {
+    /// The type that names a value.
     public typealias ID = Base.ID
+    /// The type of the values.
     public typealias Value = Base.Value
 
     @usableFromInline let base: Base
@@ -34,6 +37,7 @@ public struct CachedProvider<Base: AsyncProvider, Cache: Storage>: AsyncProvider
         self.report = report
     }
 
+    /// Returns the value for `id`, or throws why there is none.
     @inlinable
     public func value(for id: ID) async throws(StorageError) -> Value {
         let stored: Cache.Value?
@@ -97,33 +101,45 @@ extension AsyncProvider {
     /// Returns a provider that answers from `storage` when it holds the ID and otherwise asks
     /// this provider and stores the answer.
     ///
-    /// - Parameter report: Told of cache failures that did not fail a request (an unreadable
-    ///   cached value, a failed cache write).
+    /// - Parameters:
+    ///   - storage: The cache, consulted before this provider.
+    ///   - report: Told of cache failures that did not fail a request (an unreadable cached
+    ///     value, a failed cache write).
+    ///   - logger: Logs each such failure once at `.warning`, with the storage and the reason;
+    ///     the key only at `.debug`. `nil`, the default, logs nothing.
     @inlinable
     public func cache<S: Storage<ID, Value>>(
         _ storage: S,
-        reporting report: @escaping @Sendable (StorageError) -> Void = { _ in }
+        reporting report: @escaping @Sendable (StorageError) -> Void = { _ in },
+        logger: Logger? = nil
     ) -> CachedProvider<Self, S> {
         CachedProvider(
             base: self,
             cache: storage,
             toStorage: { value, _ in value },
             fromStorage: { value, _ in value },
-            report: report
+            report: loggingReports(report, to: logger, as: "CachedProvider")
         )
     }
 
     /// Returns a provider that caches in a storage of another value type, converting both ways
     /// with the ID at hand; `fromStorage` may return `nil` (or throw) to reject a stored value,
-    /// which is then fetched again.
+    /// which is then fetched again. `report` and `logger` are as in ``cache(_:reporting:logger:)``.
     @inlinable
     public func cache<S: Storage>(
         _ storage: S,
         toStorage: @escaping @Sendable (Value, ID) throws -> S.Value,
         fromStorage: @escaping @Sendable (S.Value, ID) throws -> Value?,
-        reporting report: @escaping @Sendable (StorageError) -> Void = { _ in }
+        reporting report: @escaping @Sendable (StorageError) -> Void = { _ in },
+        logger: Logger? = nil
     ) -> CachedProvider<Self, S> where S.Key == ID {
-        CachedProvider(base: self, cache: storage, toStorage: toStorage, fromStorage: fromStorage, report: report)
+        CachedProvider(
+            base: self,
+            cache: storage,
+            toStorage: toStorage,
+            fromStorage: fromStorage,
+            report: loggingReports(report, to: logger, as: "CachedProvider")
+        )
     }
 }
 

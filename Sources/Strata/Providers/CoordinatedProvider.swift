@@ -1,3 +1,4 @@
+public import Logging
 import Synchronization
 
 /// The state of a ``CoordinatedProvider``: one fetch per ID and the requests waiting for it.
@@ -122,22 +123,27 @@ struct CoordinationState<ID: Hashable, Value> {
 /// A provider that lets only one fetch per ID run at a time: concurrent requests for the same ID
 /// wait for that fetch and all receive its value or its error.
 ///
-/// Created by ``AsyncProvider/coordinated()``. Finish every async chain with it. Requests for
+/// Created by ``AsyncProvider/coordinated(logger:metrics:)``. Finish every async chain with it. Requests for
 /// different IDs run in parallel. A failure is not remembered: the next request fetches again.
 /// A cancelled request returns ``StorageError/Code/cancelled`` at once without disturbing the
 /// others; when every request for an ID has been cancelled, the fetch itself is cancelled.
 /// Any task may use it.
 public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Sendable where Base.ID: Hashable {
+    /// The type that names a value.
     public typealias ID = Base.ID
+    /// The type of the values.
     public typealias Value = Base.Value
 
     @usableFromInline let base: Base
     @usableFromInline let state = LockedState(CoordinationState<ID, Value>())
     /// Numbers the requests, so a cancellation can name its own.
     private let nextWaiter = Atomic<UInt64>(0)
+    /// Counts source calls and coalesced waiters, and logs failed fetches; `nil` for neither.
+    @usableFromInline let observer: StorageObserver?
 
-    init(base: Base) {
+    init(base: Base, observer: StorageObserver?) {
         self.base = base
+        self.observer = observer
     }
 
     /// The number of IDs being fetched right now.
@@ -157,6 +163,7 @@ public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Send
         state.withLock { $0.cancelledEarly.count }
     }
 
+    /// Returns the value for `id`, or throws why there is none.
     @inlinable
     public func value(for id: ID) async throws(StorageError) -> Value {
         let waiter = makeWaiterID()
@@ -174,7 +181,7 @@ public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Send
                     case .startFetch:
                         startFetch(for: id)
                     case .joined:
-                        break
+                        observer?.recordCoalescedWaiter()
                     case .cancelled:
                         continuation.resume(throwing: CancellationError())
                     }
@@ -204,7 +211,8 @@ public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Send
     func startFetch(for id: ID) {
         // Cancelled by the last waiter to leave (see `CoordinationState.cancel`); otherwise it
         // runs until the base answers and resumes every waiter.
-        let task = Task { [base, state] in
+        observer?.recordSourceCall()
+        let task = Task { [base, state, observer] in
             let result: Result<Value, StorageError>
             do throws(StorageError) {
                 result = .success(try await base.value(for: id))
@@ -212,6 +220,15 @@ public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Send
                 result = .failure(error)
             }
             let waiters = state.withLock { $0.finish(id) }
+            if case .failure(let error) = result, error.code != .cancelled {
+                observer?.log(
+                    .info,
+                    "CoordinatedProvider: a fetch failed for every request waiting on it",
+                    reason: "\(error.code): \(error.message)",
+                    key: "\(id)",
+                    metadata: ["waiters": "\(waiters.count)"]
+                )
+            }
             let shared = result.mapError { $0 as any Error }
             for waiter in waiters {
                 waiter.resume(with: shared)
@@ -226,7 +243,16 @@ public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Send
 extension AsyncProvider where ID: Hashable {
     /// Returns a provider that runs one fetch per ID at a time and shares its result with every
     /// concurrent request for that ID.
-    public func coordinated() -> CoordinatedProvider<Self> {
-        CoordinatedProvider(base: self)
+    ///
+    /// - Parameters:
+    ///   - logger: Logs a failed fetch once (not once per waiter) at `.info`, with the reason;
+    ///     the ID only at `.debug`. `nil`, the default, logs nothing.
+    ///   - metrics: Counts `source_calls` and `coalesced_waiters` (see ``StorageMetrics``);
+    ///     `nil`, the default, counts nothing.
+    public func coordinated(logger: Logger? = nil, metrics: StorageMetrics? = nil) -> CoordinatedProvider<Self> {
+        CoordinatedProvider(
+            base: self,
+            observer: StorageObserver.make(storage: "CoordinatedProvider", logger: logger, metrics: metrics)
+        )
     }
 }

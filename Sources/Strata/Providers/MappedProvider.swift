@@ -2,6 +2,7 @@
 ///
 /// Created by ``AsyncProvider/mapID(_:)``. Any task may use it.
 public struct MappedIDProvider<Base: AsyncProvider, ID: Sendable>: AsyncProvider {
+    /// The type of the values.
     public typealias Value = Base.Value
 
     @usableFromInline let base: Base
@@ -13,6 +14,7 @@ public struct MappedIDProvider<Base: AsyncProvider, ID: Sendable>: AsyncProvider
         self.transform = transform
     }
 
+    /// Returns the value for `id`, or throws why there is none.
     @inlinable
     public func value(for id: ID) async throws(StorageError) -> Value {
         let baseID: Base.ID
@@ -36,6 +38,7 @@ public struct MappedIDProvider<Base: AsyncProvider, ID: Sendable>: AsyncProvider
 /// Created by ``AsyncProvider/mapValue(_:)``. A conversion that throws fails the request with
 /// ``StorageError/Code/decodingFailed``; nothing downstream caches it. Any task may use it.
 public struct MappedValueProvider<Base: AsyncProvider, Value: Sendable>: AsyncProvider {
+    /// The type that names a value.
     public typealias ID = Base.ID
 
     @usableFromInline let base: Base
@@ -47,6 +50,7 @@ public struct MappedValueProvider<Base: AsyncProvider, Value: Sendable>: AsyncPr
         self.transform = transform
     }
 
+    /// Returns the value for `id`, or throws why there is none.
     @inlinable
     public func value(for id: ID) async throws(StorageError) -> Value {
         let value = try await base.value(for: id)

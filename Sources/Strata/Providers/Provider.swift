@@ -2,7 +2,7 @@
 ///
 /// Unlike a storage, a provider always produces a value or throws; it never answers "absent".
 /// Compose one from a source with modifiers, innermost first, and finish an async chain with
-/// ``AsyncProvider/coordinated()`` so concurrent requests for one ID share one fetch:
+/// ``AsyncProvider/coordinated(logger:metrics:)`` so concurrent requests for one ID share one fetch:
 ///
 /// ```swift
 /// let avatars = Provider { (url: URL) in try await download(url) }
@@ -36,12 +36,15 @@ public struct Provider<ID: Sendable, Value: Sendable>: AsyncProvider {
     /// Creates a provider that calls `source`. An error it throws (other than a
     /// ``StorageError``) is wrapped as ``StorageError/Code/sourceFailed``.
     ///
-    /// - Parameter name: Names the source in errors.
+    /// - Parameters:
+    ///   - name: Names the source in errors.
+    ///   - source: Fetches the value for an ID; called concurrently.
     public init(name: String = "Provider", _ source: @escaping @Sendable (ID) async throws -> Value) {
         self.source = source
         self.name = name
     }
 
+    /// Returns the value for `id`, or throws why there is none.
     @inlinable
     public func value(for id: ID) async throws(StorageError) -> Value {
         do {
@@ -101,6 +104,7 @@ public struct AnyAsyncProvider<ID: Sendable, Value: Sendable>: AsyncProvider {
         self.base = ClosureProvider(body: body)
     }
 
+    /// Returns the value for `id`, or throws why there is none.
     @inlinable
     public func value(for id: ID) async throws(StorageError) -> Value {
         try await base.value(for: id)

@@ -38,7 +38,9 @@ public struct Backoff: Sendable, Hashable {
 /// Created by ``AsyncProvider/retrying(maxAttempts:backoff:when:)``. Cancellation is never
 /// retried and stops a wait at once. Any task may use it.
 public struct RetryingProvider<Base: AsyncProvider>: AsyncProvider {
+    /// The type that names a value.
     public typealias ID = Base.ID
+    /// The type of the values.
     public typealias Value = Base.Value
 
     let base: Base
@@ -48,6 +50,7 @@ public struct RetryingProvider<Base: AsyncProvider>: AsyncProvider {
     public let backoff: Backoff
     let shouldRetry: @Sendable (StorageError) -> Bool
 
+    /// Returns the value for `id`, or throws why there is none.
     public func value(for id: ID) async throws(StorageError) -> Value {
         var attempt = 1
         while true {
@@ -74,8 +77,11 @@ public struct RetryingProvider<Base: AsyncProvider>: AsyncProvider {
 extension AsyncProvider {
     /// Returns a provider that retries failed requests up to `maxAttempts` attempts in all.
     ///
-    /// - Parameter when: Which failures to retry; by default every failure except invalid keys,
-    ///   values that do not decode, and cancellation.
+    /// - Parameters:
+    ///   - maxAttempts: The most attempts in all, the first included; at least 1.
+    ///   - backoff: How long to wait before each retry.
+    ///   - shouldRetry: Which failures to retry; by default every failure except invalid keys,
+    ///     values that do not decode, and cancellation.
     /// - Precondition: `maxAttempts` is at least 1.
     public func retrying(
         maxAttempts: Int = 3,
@@ -95,13 +101,16 @@ extension AsyncProvider {
 /// ``StorageError/Code/timedOut`` at once and the base's request is cancelled; a base that ignores
 /// cancellation finishes in the background and its answer is dropped. Any task may use it.
 public struct TimeoutProvider<Base: AsyncProvider>: AsyncProvider {
+    /// The type that names a value.
     public typealias ID = Base.ID
+    /// The type of the values.
     public typealias Value = Base.Value
 
     let base: Base
     /// The longest a request may take.
     public let limit: Duration
 
+    /// Returns the value for `id`, or throws why there is none.
     public func value(for id: ID) async throws(StorageError) -> Value {
         let race = TimeoutRace<Value>()
         let outcome = await withTaskCancellationHandler {

@@ -1,15 +1,18 @@
 import Foundation
+public import Logging
 
 /// A provider that serves cached values at once and refreshes those older than an age in the
 /// background ("stale while revalidate").
 ///
-/// Created by ``AsyncProvider/cache(_:refreshingAfter:clock:reporting:)``. A value younger than
+/// Created by ``AsyncProvider/cache(_:refreshingAfter:clock:reporting:logger:)``. A value younger than
 /// the age is served as is; an older one is served too, and one background fetch per ID replaces
 /// it when it arrives. A failed refresh keeps the old value and is reported. A miss fetches in the
 /// request, like any cache. Any task may use it.
 public final class RevalidatingProvider<Base: AsyncProvider, Cache: Storage>: AsyncProvider, Sendable
 where Cache.Key == Base.ID, Cache.Value == TimestampedValue<Base.Value>, Base.ID: Hashable {
+    /// The type that names a value.
     public typealias ID = Base.ID
+    /// The type of the values.
     public typealias Value = Base.Value
 
     private let base: Base
@@ -35,6 +38,7 @@ where Cache.Key == Base.ID, Cache.Value == TimestampedValue<Base.Value>, Base.ID
         self.report = report
     }
 
+    /// Returns the value for `id`, or throws why there is none.
     public func value(for id: ID) async throws(StorageError) -> Value {
         do {
             if let stored = try await cache.value(forKey: id) {
@@ -88,14 +92,24 @@ extension AsyncProvider where ID: Hashable {
     ///
     /// - Parameters:
     ///   - storage: Keeps each value with the time it was fetched.
+    ///   - age: How old a served value may be before it is refreshed in the background.
     ///   - clock: The time source; inject a ``ManualClock`` in tests.
     ///   - report: Told of failed refreshes and cache errors, none of which fail a request.
+    ///   - logger: Logs each of those once at `.warning`, with the storage and the reason; the
+    ///     key only at `.debug`. `nil`, the default, logs nothing.
     public func cache<S: Storage<ID, TimestampedValue<Value>>>(
         _ storage: S,
         refreshingAfter age: Duration,
         clock: any StorageClock = SystemClock(),
-        reporting report: @escaping @Sendable (StorageError) -> Void = { _ in }
+        reporting report: @escaping @Sendable (StorageError) -> Void = { _ in },
+        logger: Logger? = nil
     ) -> RevalidatingProvider<Self, S> {
-        RevalidatingProvider(base: self, cache: storage, refreshAge: age, clock: clock, report: report)
+        RevalidatingProvider(
+            base: self,
+            cache: storage,
+            refreshAge: age,
+            clock: clock,
+            report: loggingReports(report, to: logger, as: "RevalidatingProvider")
+        )
     }
 }

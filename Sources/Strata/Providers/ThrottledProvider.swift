@@ -5,7 +5,9 @@
 /// ``AsyncProvider/concurrent(limit:)``. A request cancelled while waiting leaves the queue and
 /// throws ``StorageError/Code/cancelled``. Any task may use it.
 public final class ThrottledProvider<Base: AsyncProvider>: AsyncProvider, Sendable {
+    /// The type that names a value.
     public typealias ID = Base.ID
+    /// The type of the values.
     public typealias Value = Base.Value
 
     private let base: Base
@@ -20,6 +22,7 @@ public final class ThrottledProvider<Base: AsyncProvider>: AsyncProvider, Sendab
         self.semaphore = AsyncSemaphore(permits: limit)
     }
 
+    /// Returns the value for `id`, or throws why there is none.
     public func value(for id: ID) async throws(StorageError) -> Value {
         do {
             try await semaphore.acquire()

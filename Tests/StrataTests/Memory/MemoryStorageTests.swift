@@ -434,7 +434,7 @@ import Testing
         #expect(cache.keys().isEmpty)
         #expect(cache.value(forKey: "a") == nil)
         #expect(cache.statistics.hits == 1)
-        #expect(cache.statistics.insertions == 2)
+        #expect(cache.statistics.writes == 2)
     }
 
     @Test func storageWorksAfterRemoveAll() throws {
@@ -478,7 +478,7 @@ import Testing
         #expect(statistics.hits == 3)
         #expect(statistics.misses == 1)
         #expect(statistics.evictions == 1)
-        #expect(statistics.insertions == 2)
+        #expect(statistics.writes == 2)
         #expect(statistics.hitRatio == 0.75)
         #expect(statistics.count == 1)
         #expect(statistics.totalCost == 1)

@@ -1,0 +1,32 @@
+import Foundation
+import Strata
+import StrataHTTP
+
+// The README's HTTP block, between `// README: name` and `// README end`; StrataTests'
+// ReadmeTests checks that the README shows exactly these lines. Compiled, not run: it downloads.
+
+/// The README's image example: an ID that knows its URL and a file name.
+struct ImageID: Hashable, Sendable {
+    var name: String
+    var url: URL
+}
+
+func readmeProviderChain(folder: URL, id: ImageID) async throws {
+    // README: providers
+    let images = HTTPSource(timeout: .seconds(5), maximumBodyByteCount: 1_048_576)
+        .mapID { (id: ImageID) in id.url }  // the network source wants URLs
+        .mapValue { data, _ in
+            guard data.starts(with: [0x89, 0x50, 0x4E, 0x47]) else {  // validate: never cache a bad download
+                throw CocoaError(.fileReadCorruptFile)
+            }
+            return data
+        }
+        .retrying(maxAttempts: 3)  // exponential backoff with jitter
+        .cache(try DiskStorage(url: folder).mapKeys { (id: ImageID) in id.name })  // survives a restart
+        .cache(MemoryStorage<ImageID, Data>())  // or WeakObjectCache: objects in use are free
+        .coordinated()  // one download per image at a time
+
+    let png = try await images.value(for: id)
+    // README end
+    _ = png
+}

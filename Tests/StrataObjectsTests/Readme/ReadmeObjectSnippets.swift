@@ -1,0 +1,97 @@
+import Foundation
+import Strata
+import StrataObjects
+import Testing
+
+// The README's object store blocks, between `// README: name` and `// README end`; StrataTests'
+// ReadmeTests checks that the README shows exactly these lines, and the test below runs them.
+
+enum ReadmeObjects {
+    // README: objects-types
+    struct User: Codable, Identifiable, Sendable {
+        var id = UUID()
+        var name: String
+    }
+
+    struct Message: Codable, Identifiable, Sendable {
+        var id = UUID()
+        var author: Reference<User>  // stored as the bare ID
+        var content: String
+        var replyTo: Reference<Message>?
+        var tags: [String] = []
+    }
+    // README end
+
+    // README: objects-stored
+    final class Session {
+        static let storage = MemoryStorage<String, Data>()  // or a DiskStorage
+        @Stored("current-user", in: Session.storage) var user: User? = nil  // loaded once, saved on each assignment
+    }
+    // README end
+
+    static func run(in folder: URL) async throws {
+        let photo = Data([0xFF, 0xD8, 0xFF])
+        // README: objects
+        let users = try ObjectStore<User>(url: folder.appendingPathComponent("users"))
+        let messages = try ObjectStore<Message>(url: folder.appendingPathComponent("messages"))
+        let dax = User(name: "Dax")
+        try await users.save(dax)
+        let greeting = Message(author: Reference(to: dax), content: "Good morning~", tags: ["urgent"])
+        try await messages.save(greeting)
+        try await messages.update(withID: greeting.id) { $0.content.append("!") }  // atomic per object
+        let author = try await users.object(for: greeting.author)
+
+        // What deleting a user does to what refers to it: .nullify, .cascade or .deny.
+        users.addDeleteRule(.cascade, for: messages, via: \.author)
+        messages.addDeleteRule(.nullify, for: messages, via: \.replyTo)
+
+        // Binary attachments live beside the object and go with it.
+        try await messages.setAttachment(photo, named: "photo.jpg", forObjectWithID: greeting.id)
+        // README end
+        #expect(author?.name == "Dax")
+
+        // README: objects-query
+        let urgent = try await messages.objects(
+            matching: #Predicate { $0.tags.contains("urgent") && $0.replyTo == nil },
+            sortedBy: [SortDescriptor(\.content)],
+            limit: 10
+        )
+        let untagged = try await messages.count(matching: #Predicate { $0.tags.isEmpty })
+        let fast = try await messages.objects(where: { $0.content.hasPrefix("Good") })  // a compiled closure
+        // README end
+        #expect(urgent.map(\.content) == ["Good morning~!"])
+        #expect(untagged == 0)
+        #expect(fast.count == 1)
+
+        // README: objects-archive
+        let archive = try ObjectArchive<User>(
+            url: folder.appendingPathComponent("archive"),
+            maximumMemoryByteCount: 10 << 10,
+            maximumDiskByteCount: 20 << 10
+        )
+        try archive.record(dax)  // LRU by access time, in memory and on disk
+        let same = try archive.object(withID: dax.id)  // access(archiveWithKey:)
+        let lastAccess = archive.lastAccessDate(forID: dax.id)  // latestAccessedTime(for:)
+        try archive.removeObjects(notAccessedWithin: .seconds(7 * 86_400))  // deleteAllInvalidateArchives
+        let mostRecent = try archive.objects(limit: 10)  // accessAll(limitedBy:)
+        // README end
+        #expect(same?.name == "Dax")
+        #expect(lastAccess != nil)
+        #expect(mostRecent.count == 1)
+
+        try await users.delete(withID: dax.id)
+        #expect(try await messages.count == 0)  // cascaded
+        let session = Session()
+        session.user = dax
+        #expect(Session().user?.name == "Dax")
+    }
+}
+
+@Suite struct ReadmeObjectSnippetTests {
+    @Test func theReadmesObjectExamplesRun() async throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+
+        try await ReadmeObjects.run(in: scratch.url)
+    }
+}

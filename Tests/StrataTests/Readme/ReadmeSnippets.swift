@@ -1,0 +1,248 @@
+import Foundation
+import Logging
+import Strata
+import StrataTesting
+import Testing
+
+// The Swift blocks of README.md, each between `// README: name` and `// README end`: they compile
+// with the test target, so the README cannot drift from the API, and ReadmeTests checks that the
+// README shows exactly these lines. The tour runs as a test; blocks that would touch the user's
+// folders or the network are compiled only.
+
+@Suite struct ReadmeSnippets {
+    @Test func tourRuns() async throws {
+        // README: tour
+        struct City: Codable, Sendable {
+            var name: String
+            var population: Int
+        }
+
+        // A memory cache with limits and a time to live. It is synchronous: no await.
+        let memory = try MemoryStorage<String, City>(maximumCount: 1_000, timeToLive: .seconds(300))
+        memory.set(City(name: "Kharkiv", population: 1_421_125), forKey: "kharkiv")
+        print(memory.value(forKey: "kharkiv")?.name ?? "absent")  // Kharkiv
+
+        // Files on disk, one checksummed file per value, stored as JSON.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-tour")
+        let files = try DiskStorage(url: folder)
+        let disk = files.json(City.self)
+        try await disk.set(City(name: "Lviv", population: 717_273), forKey: "lviv")
+
+        // Layers: memory in front of disk. A disk hit is copied into memory.
+        let cities = memory.combined(with: disk)
+        print(try await cities.value(forKey: "lviv")?.population ?? 0)  // 717273
+        print(memory.containsValue(forKey: "lviv"))  // true
+
+        // A provider: a slow source, cached, with concurrent requests coalesced into one call.
+        let lengths = Provider { (word: String) in
+            try await Task.sleep(for: .milliseconds(10))
+            return word.count
+        }
+        .cache(MemoryStorage<String, Int>())
+        .coordinated()
+        async let first = lengths.value(for: "strata")
+        async let second = lengths.value(for: "strata")
+        print(try await first + second)  // 12
+
+        // What the memory layer did: hits, misses, writes, evictions, the hit ratio.
+        print(memory.statistics)
+        try files.removeAll()
+        // README end
+        #expect(memory.statistics.hits == 1)
+        #expect(try await lengths.value(for: "strata") == 6)
+    }
+
+    @Test func genericCodeTakesAnyStorage() async throws {
+        // README: generic
+        func warm(_ cache: some Storage<String, City>, with cities: [String: City]) async throws {
+            for (key, city) in cities {
+                try await cache.set(city, forKey: key)
+            }
+        }
+        // README end
+        let cache = MemoryStorage<String, City>()
+        try await warm(cache, with: ["kharkiv": .kharkiv])
+        #expect(cache.value(forKey: "kharkiv") == .kharkiv)
+    }
+
+    @Test func boundedMemoryCache() throws {
+        let data = Data(count: 100)
+        let banner = Data(count: 10)
+        // README: memory
+        let avatars = try MemoryStorage<String, Data>(
+            maximumCount: 1_000,  // a scan-resistant, adaptive policy picks what goes
+            maximumCost: 50_000_000,  // a Data value costs its byte count by default
+            timeToLive: .seconds(300)  // a default; set(_:forKey:timeToLive:) overrides it
+        )
+        avatars.set(data, forKey: "ada")
+        avatars.set(banner, forKey: "banner", timeToLive: .seconds(10))
+        avatars.trim(toCost: 10_000_000)  // e.g. when the app goes to the background
+        print(avatars.statistics)  // hits 0, misses 0 (hit ratio 0.0%), writes 2, …
+
+        let clock = ManualClock()
+        let sessions = try MemoryStorage<String, String>(timeToLive: .seconds(60), clock: clock)
+        sessions.set("token", forKey: "s1")
+        clock.advance(by: .seconds(60))
+        print(sessions.value(forKey: "s1") ?? "expired")  // expired
+        // README end
+        #expect(avatars.statistics.writes == 2)
+        #expect(sessions.value(forKey: "s1") == nil)
+    }
+
+    /// Compiled, not run: it writes to the user's caches folder.
+    func diskStorage(png: Data) async throws {
+        // README: disk
+        let cities = try DiskStorage(folder: "cities", in: .caches).json(City.self)
+        try await cities.set(.kharkiv, forKey: "kharkiv")
+
+        var options = DiskStorage.Options(maximumByteCount: 200_000_000, timeToLive: .seconds(86_400))
+        options.isDurable = true  // also fsync file and folder: survives power loss
+        let thumbnails = try DiskStorage(folder: "thumbnails", in: .caches, options: options)
+        try thumbnails.set(png, forKey: "https://example.com/a.png")  // synchronous, no await
+        let report = try thumbnails.verify()  // checks every checksum, changes nothing
+        print(report.isSound)
+        // README end
+    }
+
+    @Test func atomicUpdates() async throws {
+        // README: update
+        let counters = MemoryStorage<String, Int>()
+        try counters.update(forKey: "visits") { $0 = ($0 ?? 0) + 1 }
+        try await counters.defaulting(to: 0).update(forKey: "visits") { $0 += 1 }  // through any chain
+        // README end
+        #expect(counters.value(forKey: "visits") == 2)
+    }
+
+    @Test func codecsAndTransforms() async throws {
+        // README: codecs
+        let bytes = MemoryStorage<String, Data>()
+        let cities = bytes.json(City.self)  // Storage<String, City>
+        try await cities.set(City(name: "Kharkiv", foundationYear: 1654), forKey: "kharkiv")
+
+        let notes = bytes.string(encoding: .utf8)  // Storage<String, String>
+        let settings = bytes.jsonDictionary()  // Storage<String, [String: JSONValue]>
+        let plist = bytes.propertyList(City.self, format: .xml)  // property lists
+
+        enum CityKey: String { case kharkiv, lviv }
+        let keyed = cities.mapKeys(to: CityKey.self)  // Storage<CityKey, City>
+        let names = cities.mapValues(
+            reading: { city in city.name },  // stored → yours
+            writing: { name in City(name: name, foundationYear: 0) }  // yours → stored
+        )
+        // README end
+        #expect(try await keyed.value(forKey: .kharkiv) == City(name: "Kharkiv", foundationYear: 1654))
+        #expect(try await names.value(forKey: "kharkiv") == "Kharkiv")
+        _ = (notes, settings, plist)
+    }
+
+    @Test func layers() async throws {
+        let remoteCities = MemoryStorage<String, City>()
+        let defaults = MemoryStorage<String, String>()
+        let auditLog = MemoryStorage<String, City>()
+        // README: layers
+        let cache = MemoryStorage<String, City>()
+            .combined(with: MemoryStorage<String, City>())  // a second, larger layer
+            .combined(with: remoteCities)  // any Storage<String, City>
+
+        let bundled = MemoryStorage<String, String>()
+            .backed(by: defaults.readOnly())  // a read-only back
+            .readOnly()  // ReadOnlyStorage: no writes at all
+        let audited = cache.pushing(to: auditLog.writeOnly())
+        // README end
+        try await audited.set(.kharkiv, forKey: "kharkiv")
+        #expect(auditLog.value(forKey: "kharkiv") == .kharkiv)
+        #expect(try await bundled.value(forKey: "missing") == nil)
+    }
+
+    @Test func oneValuePairsAndRecovery() async throws {
+        let bytes = MemoryStorage<String, Data>()
+        let names = MemoryStorage<String, String>()
+        let ages = MemoryStorage<String, Int>()
+        let quotes = MemoryStorage<String, Double>()
+        // README: more-combinators
+        let settings = bytes.json([String: String].self).singleKey("settings")
+        try await settings.set(["theme": "dark"])
+        let current = try await settings.value()
+
+        let profiles = zip(names, ages)  // Storage<String, (String, Int)>
+        try await profiles.set(("Ada", 36), forKey: "ada")
+
+        let prices = quotes.defaulting(to: 0)  // absent reads as 0; errors still throw
+        let tolerant = quotes.fallback { error throws(StorageError) in  // decide what a failed read returns
+            if error.code == .decodingFailed { return nil }
+            throw error
+        }
+        // README end
+        #expect(current == ["theme": "dark"])
+        #expect(ages.value(forKey: "ada") == 36)
+        #expect(try await prices.value(forKey: "x") == 0)
+        #expect(try await tolerant.value(forKey: "x") == nil)
+    }
+
+    @Test func evictionPolicy() throws {
+        // README: policy
+        let cache = try MemoryStorage<String, Data>(maximumCount: 10_000, evictionPolicy: .s3FIFO)
+        // README end
+        #expect(cache.evictionPolicy == .s3FIFO)
+    }
+
+    @Test func errors() async throws {
+        let cities = MemoryStorage<String, Data>().json(City.self)
+        cities.base.set(Data("not json".utf8), forKey: "kharkiv")
+        // README: errors
+        do {
+            let city = try await cities.value(forKey: "kharkiv")
+            print(city?.name ?? "absent")
+        } catch {  // typed throws: error is a StorageError
+            switch error.code {
+            case .decodingFailed: print("damaged value for \(error.key ?? "?"): \(error.message)")
+            case .io, .corrupted: print("storage trouble: \(error)")
+            default: throw error
+            }
+        }
+        // README end
+    }
+
+    @Test func observability() throws {
+        // README: observability
+        let logger = Logger(label: "myapp.cache")
+        let avatars = try MemoryStorage<String, Data>(
+            maximumCost: 50_000_000,
+            logger: logger,  // eviction storms, once per 10 s window; no values, keys only at debug
+            metrics: StorageMetrics(prefix: "myapp.avatars")  // hits, misses, evictions, bytes, latency
+        )
+        var options = DiskStorage.Options(maximumByteCount: 500_000_000)
+        options.logger = logger  // damaged files dropped, with the reason
+        options.metrics = StorageMetrics(prefix: "myapp.thumbnails")
+        print(avatars.statistics.hitRatio)  // always kept, metrics or not
+        // README end
+        #expect(avatars.statistics.hits == 0)
+        #expect(options.metrics?.prefix == "myapp.thumbnails")
+    }
+}
+
+// README: testing
+@Test func myStorageBehavesLikeAStorage() async throws {
+    let counting = StorageBehaviourSuite<MyStorage>.Counting(value: { $0 }, count: { $0 })
+    let suite = StorageBehaviourSuite(keys: ["a", "b", "c"], values: [1, 2, 3], counting: counting) {
+        MyStorage()  // a fresh, empty storage for each check
+    }
+    try await suite.run()  // throws one BehaviourViolation listing every broken rule
+}
+// README end
+
+/// The storage of the README's testing example: a dictionary behind a lock.
+final class MyStorage: UpdatableStorage {
+    private let values = MemoryStorage<String, Int>()
+
+    func value(forKey key: String) async throws(StorageError) -> Int? { values.value(forKey: key) }
+    func set(_ value: Int, forKey key: String) async throws(StorageError) { values.set(value, forKey: key) }
+    func removeValue(forKey key: String) async throws(StorageError) { values.removeValue(forKey: key) }
+
+    func update<Result>(
+        forKey key: String,
+        _ body: (inout Int?) throws -> Result
+    ) async throws(StorageError) -> Result {
+        try values.update(forKey: key, body)
+    }
+}
