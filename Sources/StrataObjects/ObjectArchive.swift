@@ -39,7 +39,7 @@ where Object.ID: Codable & Sendable {
 
     /// Opens (creating when needed) an archive in the folder at `url`.
     ///
-    /// - Throws: ``StorageError/Code/invalidConfiguration`` for a limit that is not positive, or
+    /// - Throws: `StorageError.Code.invalidConfiguration` for a limit that is not positive, or
     ///   what `DiskStorage` throws when it opens the folder.
     public init(
         url: URL,
@@ -88,7 +88,7 @@ where Object.ID: Codable & Sendable {
 
     /// Records `object`, replacing any with the same ID (Vellum's `record` and `update`).
     ///
-    /// - Throws: ``StorageError/Code/encodingFailed`` when it cannot be encoded, or the disk's
+    /// - Throws: `StorageError.Code.encodingFailed` when it cannot be encoded, or the disk's
     ///   error; an object larger than a limit is simply not kept there.
     public func record(_ object: Object) throws(StorageError) {
         let key = try coding.key(for: object.id)

@@ -12,13 +12,13 @@ public import Strata
 ///
 /// The root holds `strata-objects.json`, the folder's configuration (format, version, layout,
 /// compression). Opening a non-empty folder without one fails with
-/// ``StorageError/Code/invalidConfiguration``, a newer version or unknown option with
-/// ``StorageError/Code/unsupported``; neither touches the folder.
+/// `StorageError.Code.invalidConfiguration`, a newer version or unknown option with
+/// `StorageError.Code.unsupported`; neither touches the folder.
 ///
 /// Keys and attachment names are written into file names with every byte other than `a`-`z`,
 /// `0`-`9`, `-`, `_` and an inner `.` escaped as `%XX` (upper-case letters too, so two keys that
 /// differ only in case never share a file on a case-insensitive file system). A key or name whose
-/// escaped form is longer than 240 bytes is refused with ``StorageError/Code/invalidKey``; no key
+/// escaped form is longer than 240 bytes is refused with `StorageError.Code.invalidKey`; no key
 /// reaches outside the folder.
 ///
 /// Writes go to a temporary file in the same folder and are renamed into place, so a reader sees
@@ -59,9 +59,9 @@ public final class ObjectFolder: ObjectStoreBackend {
 
     /// Opens (creating when needed) the folder at `url`.
     ///
-    /// - Throws: ``StorageError/Code/invalidConfiguration`` when the folder holds files but no
-    ///   configuration, ``StorageError/Code/unsupported`` when its configuration is newer or asks
-    ///   for something this version cannot do, ``StorageError/Code/io`` when it cannot be created.
+    /// - Throws: `StorageError.Code.invalidConfiguration` when the folder holds files but no
+    ///   configuration, `StorageError.Code.unsupported` when its configuration is newer or asks
+    ///   for something this version cannot do, `StorageError.Code.io` when it cannot be created.
     public init(url: URL, options: Options = Options()) throws(StorageError) {
         self.url = url.standardizedFileURL
         self.options = options

@@ -18,7 +18,7 @@ extension ObjectStore {
     /// over the objects the store keeps in memory (see ``Options/keepsObjectsInMemory``), loading
     /// them on first use.
     ///
-    /// - Throws: ``StorageError/Code/queryFailed`` when the predicate throws on an object, or the
+    /// - Throws: `StorageError.Code.queryFailed` when the predicate throws on an object, or the
     ///   error of an object that cannot be read (unless ``Options/skipsUnreadableObjects``).
     public func objects(
         matching predicate: Predicate<Object>? = nil,

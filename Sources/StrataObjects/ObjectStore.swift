@@ -1,6 +1,7 @@
 public import Foundation
 public import Strata
 
+/// The error codes the object store adds to Strata's.
 extension StorageError.Code {
     /// A delete rule (``DeleteRule/deny``) refused to delete an object that others still refer to;
     /// nothing was deleted.
@@ -137,7 +138,7 @@ where Object.ID: Codable & Sendable {
 
     /// Saves `object`, replacing any object with the same ID.
     ///
-    /// - Throws: ``StorageError/Code/encodingFailed`` when it cannot be encoded (nothing is
+    /// - Throws: `StorageError.Code.encodingFailed` when it cannot be encoded (nothing is
     ///   written), or the backend's error.
     public func save(_ object: Object) async throws(StorageError) {
         let key = try keyCoding.key(for: object.id)
@@ -157,7 +158,7 @@ where Object.ID: Codable & Sendable {
 
     /// Returns the object with `id`, or `nil` if there is none.
     ///
-    /// - Throws: ``StorageError/Code/corrupted`` or ``StorageError/Code/decodingFailed`` naming
+    /// - Throws: `StorageError.Code.corrupted` or `StorageError.Code.decodingFailed` naming
     ///   the ID and the file when the object cannot be read as an `Object`.
     public func object(withID id: Object.ID) async throws(StorageError) -> Object? {
         let key = try keyCoding.key(for: id)
@@ -215,8 +216,8 @@ where Object.ID: Codable & Sendable {
     ///
     /// `body` may run while other IDs are written; it must not change the object's ID.
     ///
-    /// - Throws: ``StorageError/Code/notFound`` when there is no such object,
-    ///   ``StorageError/Code/updateAborted`` when `body` throws or changes the ID (nothing is
+    /// - Throws: `StorageError.Code.notFound` when there is no such object,
+    ///   `StorageError.Code.updateAborted` when `body` throws or changes the ID (nothing is
     ///   written), or the errors of ``object(withID:)`` and ``save(_:)``.
     @discardableResult
     public func update(
@@ -257,9 +258,9 @@ where Object.ID: Codable & Sendable {
     }
 
     /// Deletes the object with `id`, applying the delete rules of objects that refer to it (see
-    /// ``addDeleteRule(_:for:via:)-3xq2v``). Returns whether it existed.
+    /// `addDeleteRule(_:for:via:)`). Returns whether it existed.
     ///
-    /// - Throws: ``StorageError/Code/deleteDenied`` when a ``DeleteRule/deny`` rule refuses
+    /// - Throws: `StorageError.Code.deleteDenied` when a ``DeleteRule/deny`` rule refuses
     ///   (nothing is deleted), or the backend's error.
     @discardableResult
     public func delete(withID id: Object.ID) async throws(StorageError) -> Bool {
@@ -302,8 +303,8 @@ where Object.ID: Codable & Sendable {
     /// Stores `data` as the attachment `name` of the object with `id`: arbitrary bytes kept
     /// beside the object and deleted with it.
     ///
-    /// - Throws: ``StorageError/Code/notFound`` when there is no such object,
-    ///   ``StorageError/Code/invalidKey`` for an empty or too long name.
+    /// - Throws: `StorageError.Code.notFound` when there is no such object,
+    ///   `StorageError.Code.invalidKey` for an empty or too long name.
     public func setAttachment(
         _ data: Data,
         named name: String,

@@ -14,7 +14,7 @@ public import Strata
 ///
 /// It encodes as the bare ID, so the JSON reads `"author": "6273674B-…"`. Delete rules say what
 /// happens to referring objects when the target is deleted: see
-/// ``ObjectStore/addDeleteRule(_:for:via:)-3xq2v``.
+/// `addDeleteRule(_:for:via:)`.
 public struct Reference<Target: Identifiable>: Hashable, Sendable, Codable
 where Target.ID: Codable & Sendable {
     /// The ID of the object referred to.
@@ -43,14 +43,14 @@ where Target.ID: Codable & Sendable {
 }
 
 /// What happens to an object that refers to a deleted object, chosen per reference with
-/// ``ObjectStore/addDeleteRule(_:for:via:)-3xq2v``.
+/// `addDeleteRule(_:for:via:)`.
 public enum DeleteRule: Sendable, Hashable {
     /// The reference is removed: an optional reference becomes `nil`, an array of references
     /// loses it. The referring object stays.
     case nullify
     /// The referring object is deleted too (and its own rules apply in turn).
     case cascade
-    /// The deletion is refused with ``StorageError/Code/deleteDenied`` while any object refers
+    /// The deletion is refused with `StorageError.Code.deleteDenied` while any object refers
     /// to the target; nothing is deleted.
     case deny
 }

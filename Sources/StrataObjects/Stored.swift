@@ -10,21 +10,27 @@ public protocol SynchronousDataStorage: Sendable {
     func storeData(_ data: Data, forKey key: String) throws(StorageError)
 }
 
+/// A disk storage can back a ``Stored`` property.
 extension DiskStorage: SynchronousDataStorage {
+    /// Returns the bytes stored for `key`, or `nil`.
     public func storedData(forKey key: String) throws(StorageError) -> Data? {
         try value(forKey: key)
     }
 
+    /// Stores `data` for `key`.
     public func storeData(_ data: Data, forKey key: String) throws(StorageError) {
         try set(data, forKey: key)
     }
 }
 
+/// A memory storage of bytes can back a ``Stored`` property.
 extension MemoryStorage: SynchronousDataStorage where Key == String, Value == Data {
+    /// Returns the bytes stored for `key`, or `nil`.
     public func storedData(forKey key: String) -> Data? {
         value(forKey: key)
     }
 
+    /// Stores `data` for `key`.
     public func storeData(_ data: Data, forKey key: String) {
         set(data, forKey: key)
     }
