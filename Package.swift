@@ -33,7 +33,15 @@ let package = Package(
             ]
         ),
         .target(name: "StrataTesting", dependencies: ["Strata"]),
-        .target(name: "StrataObjects", dependencies: ["Strata"]),
+        .target(
+            name: "StrataObjects",
+            dependencies: ["Strata", .product(name: "Logging", package: "swift-log")]
+        ),
+        // Helpers the test targets share (a recording log handler); not a product.
+        .target(
+            name: "StrataTestSupport",
+            dependencies: ["Strata", .product(name: "Logging", package: "swift-log")]
+        ),
         .target(
             name: "StrataHTTP",
             dependencies: [
@@ -80,6 +88,7 @@ let package = Package(
             dependencies: [
                 "Strata",
                 "StrataTesting",
+                "StrataTestSupport",
                 "strata",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -90,13 +99,17 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataObjectsTests",
-            dependencies: ["Strata", "StrataObjects", "StrataTesting", "strata"]
+            dependencies: [
+                "Strata", "StrataObjects", "StrataTesting", "StrataTestSupport", "strata",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .testTarget(
             name: "StrataHTTPTests",
             dependencies: [
                 "Strata",
                 "StrataHTTP",
+                "StrataTestSupport",
                 "LocalHTTPServer",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,4 +1,5 @@
 public import Foundation
+public import Logging
 public import Strata
 
 /// The error codes the object store adds to Strata's.
@@ -51,18 +52,25 @@ where Object.ID: Codable & Sendable {
         public var skipsUnreadableObjects: Bool
         /// The name errors carry; by default the backend's.
         public var name: String?
+        /// Where the store reports what a user must hear about and no call returns: an object
+        /// skipped because it cannot be read (``skipsUnreadableObjects``), at `.warning`, once per
+        /// load. IDs are added only when the logger lets `.debug` through; objects never are.
+        /// `nil` (the default) logs nothing.
+        public var logger: Logger?
 
         /// Creates options.
         public init(
             keepsObjectsInMemory: Bool = true,
             prettyPrinted: Bool = true,
             skipsUnreadableObjects: Bool = false,
-            name: String? = nil
+            name: String? = nil,
+            logger: Logger? = nil
         ) {
             self.keepsObjectsInMemory = keepsObjectsInMemory
             self.prettyPrinted = prettyPrinted
             self.skipsUnreadableObjects = skipsUnreadableObjects
             self.name = name
+            self.logger = logger
         }
     }
 
@@ -477,6 +485,17 @@ where Object.ID: Codable & Sendable {
                 entries[record.key] = Entry(object: try decode(data, key: record.key), fingerprint: XXHash64.hash(data))
             } catch {
                 if !options.skipsUnreadableObjects { throw error }
+                options.logger?.logStorageEvent(
+                    .warning,
+                    "ObjectStore skipped an object it cannot read",
+                    storage: name,
+                    reason: "\(error.code)",
+                    key: record.key,
+                    metadata: [
+                        "location":
+                            "\(options.logger?.logLevel ?? .info <= .debug ? backend.location(forKey: record.key) : backend.name)"
+                    ]
+                )
             }
         }
         return entries

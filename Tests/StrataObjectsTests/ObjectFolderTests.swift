@@ -1,6 +1,8 @@
 import Foundation
+import Logging
 import Strata
 import StrataObjects
+import StrataTestSupport
 import Testing
 
 @Suite struct ObjectFolderTests {
@@ -270,3 +272,30 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+
+extension ObjectFolderTests {
+    @Test(arguments: [Logger.Level.info, .debug])
+    func aSkippedObjectIsLoggedOnceWithItsIDOnlyAtDebug(_ level: Logger.Level) async throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let damaged = Note(title: "secret title")
+        try await ObjectStore<Note>(url: scratch.url).save(contentsOf: [damaged, Note(title: "fine")])
+        let path = try #require(scratch.files().first { $0.contains(damaged.id.uuidString) })
+        try Data("{\"title\": \"secret".utf8).write(to: scratch.url.appendingPathComponent(path))
+        let (logger, handler) = RecordingLogHandler.logger(level: level)
+        let store = try ObjectStore<Note>(
+            url: scratch.url,
+            options: .init(skipsUnreadableObjects: true, logger: logger)
+        )
+
+        #expect(try await store.all().map(\.title) == ["fine"])
+        #expect(try await store.count(matching: nil) == 1)  // from memory: no second load, no second log
+
+        let entries = handler.entries
+        #expect(entries.count == 1)
+        #expect(entries.first?.level == .warning)
+        #expect(entries.first?.metadata["reason"] == "corrupted")
+        #expect(entries.first?.fullText.contains("secret") == false)
+        #expect(entries.first?.fullText.contains(damaged.id.uuidString) == (level == .debug))
+    }
+}

@@ -4,6 +4,7 @@ import MetricsTestKit
 import Testing
 
 @testable import Strata
+import StrataTestSupport
 
 /// What a storage logs: each event once, at its level, naming the storage and the reason; the key
 /// only when the logger lets `.debug` through; never a value.
