@@ -1,10 +1,10 @@
 import Foundation
 import Logging
 import MetricsTestKit
+import StrataTestSupport
 import Testing
 
 @testable import Strata
-import StrataTestSupport
 
 /// What a storage logs: each event once, at its level, naming the storage and the reason; the key
 /// only when the logger lets `.debug` through; never a value.
