@@ -134,3 +134,22 @@ import Testing
         #expect(scratch.files().isEmpty)
     }
 }
+
+extension ObjectCommandTests {
+    @Test func anotherProcesssRemovalIsSeenAfterReload() async throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let notes = try await makeStore(in: scratch)
+        let store = try ObjectStore<Note>(url: scratch.url)
+        #expect(try await store.count(matching: nil) == 3)  // loaded into memory
+        let changes = store.changes()
+
+        let removed = try await strata(["objects", "rm", "--folder", scratch.path, notes[1].id.uuidString])
+        try await store.reload()
+
+        #expect(removed.status == 0)
+        #expect(Set(try await store.all()) == [notes[0], notes[2]])
+        var iterator = changes.makeAsyncIterator()
+        #expect(await iterator.next() == .deleted(notes[1].id))
+    }
+}
