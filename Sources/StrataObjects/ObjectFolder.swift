@@ -176,8 +176,9 @@ public final class ObjectFolder: ObjectStoreBackend {
     /// The file, shard folder and attachment folder of `key`.
     struct Paths {
         var folder: String
-        var file: String
-        var attachments: String
+        var name: String
+        var file: String { "\(folder)/\(name).json" }
+        var attachments: String { "\(folder)/\(name).attachments" }
     }
 
     /// The paths of `key`'s record, relative to nothing: absolute.
@@ -185,7 +186,7 @@ public final class ObjectFolder: ObjectStoreBackend {
         let name = try Self.fileName(for: key, what: "key")
         let shard = Self.shard(for: key)
         let folder = "\(root)/\(shard.0)/\(shard.1)"
-        return Paths(folder: folder, file: "\(folder)/\(name).json", attachments: "\(folder)/\(name).attachments")
+        return Paths(folder: folder, name: name)
     }
 
     private func attachmentPath(named name: String, forKey key: String) throws(StorageError) -> String {
