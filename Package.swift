@@ -8,6 +8,8 @@ let package = Package(
         .library(name: "Strata", targets: ["Strata"]),
         .library(name: "StrataTesting", targets: ["StrataTesting"]),
         .library(name: "StrataHTTP", targets: ["StrataHTTP"]),
+        .library(name: "StrataSQLite", targets: ["StrataSQLite"]),
+        .library(name: "StrataPostgres", targets: ["StrataPostgres"]),
         .executable(name: "strata", targets: ["strata"]),
         .executable(name: "strata-bench", targets: ["strata-bench"]),
     ],
@@ -16,6 +18,9 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         .target(name: "Strata"),
@@ -27,6 +32,18 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .target(
+            name: "StrataSQLite",
+            dependencies: ["Strata", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .target(
+            name: "StrataPostgres",
+            dependencies: [
+                "Strata",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // A small HTTP/1.1 server on SwiftNIO for the HTTP tests and `strata demo`; not a product.
@@ -44,6 +61,8 @@ let package = Package(
             dependencies: [
                 "Strata",
                 "StrataHTTP",
+                "StrataSQLite",
+                "StrataPostgres",
                 "LocalHTTPServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -52,6 +71,10 @@ let package = Package(
             name: "strata-bench",
             dependencies: [
                 "Strata",
+                "StrataSQLite",
+                "StrataPostgres",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
         ),
@@ -62,6 +85,19 @@ let package = Package(
             dependencies: ["Strata", "StrataTesting", "strata"],
             // The fuzzer's corpus, replayed by DiskFuzzCorpusTests from the source tree.
             exclude: ["Fuzz/Corpus"]
+        ),
+        .testTarget(
+            name: "StrataSQLiteTests",
+            dependencies: [
+                "Strata", "StrataSQLite", "StrataTesting", .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .testTarget(
+            name: "StrataPostgresTests",
+            dependencies: [
+                "Strata", "StrataPostgres", "StrataTesting", "strata",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
         ),
         .testTarget(
             name: "StrataHTTPTests",
