@@ -44,6 +44,7 @@ let package = Package(
                 "Strata",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         // A small HTTP/1.1 server on SwiftNIO for the HTTP tests and `strata demo`; not a product.
