@@ -64,13 +64,13 @@ public final class PostgresStorage: Sendable {
     /// Connects with `configuration` and creates the table when it is missing.
     ///
     /// - Throws: as ``init(url:options:)``.
-    public init(configuration: PostgresClient.Configuration, options: Options = Options()) async throws(StorageError)
-    {
+    public init(configuration: PostgresClient.Configuration, options: Options = Options()) async throws(StorageError) {
         guard Self.isValidTableName(options.table) else {
             throw StorageError(
                 .invalidConfiguration,
                 storage: "PostgresStorage",
-                message: "the table name '\(options.table)' is not lowercase letters, digits and underscores (at most 48)"
+                message:
+                    "the table name '\(options.table)' is not lowercase letters, digits and underscores (at most 48)"
             )
         }
         if let timeToLive = options.timeToLive, timeToLive <= .zero {
@@ -118,8 +118,11 @@ public final class PostgresStorage: Sendable {
 
     static func isValidTableName(_ name: String) -> Bool {
         guard let first = name.utf8.first, name.utf8.count <= 48 else { return false }
-        let isLetter = { (byte: UInt8) in (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || byte == UInt8(ascii: "_") }
-        return isLetter(first) && name.utf8.allSatisfy { isLetter($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+        let isLetter = { (byte: UInt8) in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || byte == UInt8(ascii: "_")
+        }
+        return isLetter(first)
+            && name.utf8.allSatisfy { isLetter($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
     }
 
     /// Parses a `postgres://` URL into a client configuration.
