@@ -381,7 +381,13 @@ public final class PostgresStorage: Sendable {
             }
             return nil
         }
-        counters.withLock { value == nil ? ($0.misses &+= 1) : ($0.hits &+= 1) }
+        counters.withLock { counters in
+            if value == nil {
+                counters.misses &+= 1
+            } else {
+                counters.hits &+= 1
+            }
+        }
         return value
     }
 
