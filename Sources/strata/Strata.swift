@@ -7,7 +7,7 @@ struct StrataCommand: AsyncParsableCommand {
         abstract: "Store and cache values: the Strata command-line tool.",
         subcommands: [
             Demo.self, ListCommand.self, GetCommand.self, SetCommand.self, RemoveCommand.self, StatsCommand.self,
-            VerifyCommand.self, TrimCommand.self, DebugWriterCommand.self,
+            VerifyCommand.self, TrimCommand.self, DebugWriterCommand.self, DebugSharedCacheCommand.self,
         ]
     )
 }
