@@ -35,6 +35,34 @@ import Testing
         for storage in opened.all { await PostgresTestServer.dispose(storage) }
     }
 
+    @Test func shardedPostgresStoragesPassTheBehaviourSuite() async throws {
+        _ = try PostgresTestServer.url()
+        let opened = OpenedStorages()
+        let values = [Data("a".utf8), Data("bb".utf8), Data("ccc".utf8)]
+        let counting = StorageBehaviourSuite<ShardedStorage<PostgresStorage>>.Counting(
+            value: { Data(String($0).utf8) },
+            count: { Int(String(decoding: $0, as: UTF8.self)) ?? 0 }
+        )
+        let suite = StorageBehaviourSuite(
+            keys: ["kharkiv", "kyiv", "lviv", ""],
+            values: values,
+            counting: counting,
+            concurrentUpdates: 50
+        ) {
+            var shards: [PostgresStorage] = []
+            for _ in 0..<2 {
+                let storage = try await PostgresTestServer.storage()
+                opened.append(storage)
+                shards.append(storage)
+            }
+            return sharded(across: shards)
+        }
+
+        try await suite.run()
+
+        for storage in opened.all { await PostgresTestServer.dispose(storage) }
+    }
+
     @Test func twoInstancesShareOneTable() async throws {
         let first = try await PostgresTestServer.storage()
         let second = try await PostgresTestServer.storage(table: first.options.table)

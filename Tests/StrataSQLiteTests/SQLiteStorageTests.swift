@@ -54,6 +54,22 @@ import Testing
         try await suite.run()
     }
 
+    @Test func shardedSQLiteStoragesPassTheBehaviourSuite() async throws {
+        let folder = folder
+        let values = [Data("a".utf8), Data("bb".utf8), Data("ccc".utf8)]
+        let counting = StorageBehaviourSuite<ShardedStorage<SQLiteStorage>>.Counting(
+            value: { Data(String($0).utf8) },
+            count: { Int(String(decoding: $0, as: UTF8.self)) ?? 0 }
+        )
+        let suite = StorageBehaviourSuite(keys: ["kharkiv", "kyiv", "lviv", ""], values: values, counting: counting) {
+            try sharded(
+                across: (0..<3).map { _ in try SQLiteStorage(path: folder.path("\(UUID().uuidString).sqlite")) }
+            )
+        }
+
+        try await suite.run()
+    }
+
     // MARK: Persistence
 
     @Test func valuesSurviveReopening() throws {
