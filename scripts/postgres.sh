@@ -122,7 +122,7 @@ start)
     [ "$started" = 1 ] || { cat "$folder/server.log" >&2 || true; fail "PostgreSQL did not start (see above)"; }
     echo "$port" >"$folder/port"
     as_user "$bin/createdb" -h 127.0.0.1 -p "$port" -U postgres strata >&2 || fail "createdb strata failed"
-    say "PostgreSQL $("$bin/pg_ctl" --version | awk '{print $NF}') on 127.0.0.1:$port, data in $folder"
+    say "PostgreSQL $("$bin/pg_ctl" --version | awk '{print $3}') on 127.0.0.1:$port, data in $folder"
     print_env "$folder"
     ;;
 env)
