@@ -1,13 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A PostgreSQL server of a test's own, started and stopped with scripts/postgres.sh, for tests
 /// that stop the server and so cannot share one.
 struct PrivateServer {
@@ -47,28 +39,14 @@ struct PrivateServer {
     }
 
     /// Runs scripts/postgres.sh with `arguments`; returns its standard output.
-    ///
-    /// Uses `system` rather than Foundation's `Process`, whose `waitUntilExit` was seen to miss
-    /// this script's exit on Linux and hang.
     private static func script(_ arguments: [String]) throws -> String {
-        let logs = FileManager.default.temporaryDirectory.appendingPathComponent("strata-script-\(UUID().uuidString)")
-        defer {
-            try? FileManager.default.removeItem(atPath: logs.path + ".out")
-            try? FileManager.default.removeItem(atPath: logs.path + ".err")
+        let script = repositoryRoot().appendingPathComponent("scripts/postgres.sh").path
+        let result = Shell.run(["/bin/bash", script] + arguments)
+        guard result.status == 0 else {
+            throw Failed(
+                description: "scripts/postgres.sh \(arguments.joined(separator: " ")) failed: \(result.errors)"
+            )
         }
-        let command =
-            ([repositoryRoot().appendingPathComponent("scripts/postgres.sh").path] + arguments).map(quoted)
-            .joined(separator: " ") + " >\(quoted(logs.path + ".out")) 2>\(quoted(logs.path + ".err")) </dev/null"
-        let status = system("/bin/bash -c \(quoted(command))")
-        let output = (try? String(contentsOfFile: logs.path + ".out", encoding: .utf8)) ?? ""
-        let messages = (try? String(contentsOfFile: logs.path + ".err", encoding: .utf8)) ?? ""
-        guard status == 0 else {
-            throw Failed(description: "scripts/postgres.sh \(arguments.joined(separator: " ")) failed: \(messages)")
-        }
-        return output
-    }
-
-    private static func quoted(_ text: String) -> String {
-        "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        return result.output
     }
 }
