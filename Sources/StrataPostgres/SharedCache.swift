@@ -15,7 +15,10 @@ import Synchronization
 /// (a server restart), the memory layer is emptied and bypassed, so no change can be missed; it is
 /// used again once listening resumes.
 ///
-/// A change made through this cache's own ``PostgresStorage`` is not announced back to it: use one
+/// Expiry is not announced: a value read into memory stays there for the memory layer's own time to
+/// live (or until a change evicts it), so give the memory layer a time to live no longer than the
+/// staleness you accept. A change made through this cache's own ``PostgresStorage`` is not
+/// announced back to it: use one
 /// `SharedCache` per `PostgresStorage`. Any task may use a `SharedCache`; call ``close()`` to stop
 /// listening.
 ///
@@ -144,7 +147,9 @@ extension SharedCache: UpdatableStorage, EnumerableStorage, ClearableStorage {
             throw error
         }
         if isUsingMemory {
-            memory.set(value, forKey: key, timeToLive: timeToLive ?? storage.options.timeToLive)
+            // The shorter of the value's own time to live and the memory layer's.
+            let lifetimes = [timeToLive ?? storage.options.timeToLive, memory.defaultTimeToLive]
+            memory.set(value, forKey: key, timeToLive: lifetimes.compactMap { $0 }.min())
         }
     }
 
