@@ -84,7 +84,7 @@ print_env() {
 start_server() {
     local folder=$1 port=$2
     as_user "$bin/pg_ctl" -D "$folder/data" -l "$folder/server.log" -w -t 30 \
-        -o "-c listen_addresses=127.0.0.1 -p $port -k $folder -c fsync=off -c full_page_writes=off" \
+        -o "-c listen_addresses=127.0.0.1 -p $port -k $folder -c fsync=off -c full_page_writes=off -c max_connections=300" \
         start >&2
 }
 

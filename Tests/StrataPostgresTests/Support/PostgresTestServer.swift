@@ -38,6 +38,7 @@ enum PostgresTestServer {
         let url = try url()
         var options = PostgresStorage.Options(table: table)
         options.operationTimeout = .seconds(20)
+        options.maximumConnections = 6
         configure(&options)
         do {
             return try await PostgresStorage(url: url, options: options)
