@@ -394,7 +394,8 @@ public final class SQLiteStorage: Sendable {
     public func setValues(_ values: [String: Data], timeToLive: Duration? = nil) throws(StorageError) {
         let now = now()
         let expiry = expiry(timeToLive: timeToLive, now: now)
-        let rows = values.map { (key: normalizedKey($0.key), value: $0.value) }
+        // In key order, so SQLite walks its index once instead of jumping around it.
+        let rows = values.map { (key: normalizedKey($0.key), value: $0.value) }.sorted { $0.key < $1.key }
         if let limit = options.maximumByteCount,
             let large = rows.first(where: { $0.value.count + $0.key.utf8.count > limit })
         {
