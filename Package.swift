@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "StrataTesting", targets: ["StrataTesting"]),
         .library(name: "StrataHTTP", targets: ["StrataHTTP"]),
         .library(name: "StrataObjects", targets: ["StrataObjects"]),
+        .library(name: "StrataSQLite", targets: ["StrataSQLite"]),
+        .library(name: "StrataPostgres", targets: ["StrataPostgres"]),
         .executable(name: "strata", targets: ["strata"]),
         .executable(name: "strata-bench", targets: ["strata-bench"]),
     ],
@@ -17,10 +19,12 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         // Only for `swift package generate-documentation`; no target depends on it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // The core's only third-party dependencies: swift-log's and swift-metrics' APIs, which
@@ -52,6 +56,19 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        .target(
+            name: "StrataSQLite",
+            dependencies: ["Strata", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .target(
+            name: "StrataPostgres",
+            dependencies: [
+                "Strata",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
         // A small HTTP/1.1 server on SwiftNIO for the HTTP tests and `strata demo`; not a product.
         .target(
             name: "LocalHTTPServer",
@@ -68,6 +85,8 @@ let package = Package(
                 "Strata",
                 "StrataHTTP",
                 "StrataObjects",
+                "StrataSQLite",
+                "StrataPostgres",
                 "LocalHTTPServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -78,6 +97,10 @@ let package = Package(
                 "Strata",
                 "StrataObjects",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
+                "StrataSQLite",
+                "StrataPostgres",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
         ),
@@ -102,6 +125,19 @@ let package = Package(
             dependencies: [
                 "Strata", "StrataObjects", "StrataTesting", "StrataTestSupport", "strata",
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "StrataSQLiteTests",
+            dependencies: [
+                "Strata", "StrataSQLite", "StrataTesting", .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
+        .testTarget(
+            name: "StrataPostgresTests",
+            dependencies: [
+                "Strata", "StrataPostgres", "StrataTesting", "strata",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),
         .testTarget(

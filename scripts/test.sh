@@ -5,6 +5,9 @@
 #   3. runs the concurrency stress tests again under ThreadSanitizer, failing on any report;
 #   4. builds the documentation of every documented module, failing on any DocC warning;
 #   5. checks formatting with swift format.
+# The PostgreSQL tests use the server STRATA_POSTGRES_URL names; when it is unset, this script
+# starts a throwaway one with scripts/postgres.sh (installing PostgreSQL if needed) and stops it
+# on exit. If that server cannot start, the run fails here, saying why.
 # Usage: scripts/test.sh [--skip-tsan]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +21,14 @@ for argument in "$@"; do
 done
 
 log_dir=$(mktemp -d)
-trap 'rm -rf "$log_dir"' EXIT
+postgres_dir=""
+cleanup() {
+    if [ -n "$postgres_dir" ]; then
+        scripts/postgres.sh stop "$postgres_dir" || true
+    fi
+    rm -rf "$log_dir"
+}
+trap cleanup EXIT
 
 step() { printf '\n==> %s\n' "$*"; }
 
@@ -31,7 +41,18 @@ if grep -E '^/.*/(Sources|Tests)/.*: warning:' "$log_dir/build.log" | grep -v '/
     exit 1
 fi
 
-heavy='StressTests|DiskStorageProcessTests'
+if [ -z "${STRATA_POSTGRES_URL:-}" ]; then
+    step "Starting a throwaway PostgreSQL server"
+    if ! postgres_env=$(scripts/postgres.sh start); then
+        echo "Could not start PostgreSQL for the tests (see above); set STRATA_POSTGRES_URL to use a running server." >&2
+        exit 1
+    fi
+    eval "$postgres_env"
+    postgres_dir=$STRATA_POSTGRES_DIR
+fi
+export STRATA_POSTGRES_URL
+
+heavy='StressTests|DiskStorageProcessTests|PostgresProcessTests|PostgresFaultTests'
 step "Running the test suite (all but the stress and multi-process suites)"
 # The stress suites keep the test pool's few threads busy for seconds at a time, and the
 # multi-process suites run writer processes flat out on the machine's cores; alongside

@@ -17,10 +17,12 @@ if CommandLine.arguments.dropFirst().first == "hitrate" {
 
 /// Every figure, in the order a full run prints them. A new family of figures (disk, SQLite,
 /// eviction policies) adds its list here, and its goals below.
+/// The PostgreSQL figures need a server: `eval "$(scripts/postgres.sh start)"` starts one.
+let hasPostgres = !(ProcessInfo.processInfo.environment["STRATA_POSTGRES_URL"] ?? "").isEmpty
 let benchmarks =
     Benchmark.memory + Benchmark.policy + Benchmark.disk + Benchmark.provider + Benchmark.observability
-    + Benchmark.objects
-let goals = Goal.memory + Goal.disk + Goal.provider + Goal.objects
+    + Benchmark.objects + Benchmark.sqlite + (hasPostgres ? Benchmark.postgres : [])
+let goals = Goal.memory + Goal.disk + Goal.provider + Goal.objects + Goal.database
 
 let options: Options
 do {
@@ -50,6 +52,14 @@ guard !selected.isEmpty else {
 let countsAllocations = selected.contains { $0.countsAllocations } && AllocationCounter.prepare()
 
 let reporter = Reporter(json: options.json)
+if !hasPostgres, Benchmark.postgres.contains(where: { options.selects($0.name) }) {
+    FileHandle.standardError.write(
+        Data(
+            ("strata-bench: postgres.* skipped: STRATA_POSTGRES_URL is not set "
+                + "(eval \"$(scripts/postgres.sh start)\" starts a throwaway server)\n").utf8
+        )
+    )
+}
 let runner = Runner(rounds: options.rounds, countsAllocations: countsAllocations)
 let clock = ContinuousClock()
 let start = clock.now

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import Strata
+import StrataPostgres
+import StrataSQLite
 
 /// A source that takes a while to answer, standing in for a network or a database.
 struct SlowSource: ReadableStorage {
@@ -72,20 +74,97 @@ struct Demo: AsyncParsableCommand {
     @Option(help: "The disk folder for the second layer (default: a new temporary folder).")
     var folder: String?
 
+    @Option(help: "The second layer: disk (a folder, the default), sqlite (a file) or postgres (a server).")
+    var backend: Backend = .disk
+
+    @Option(help: "The SQLite file for --backend sqlite (default: a new temporary file).")
+    var sqlite: String?
+
+    @Option(help: "The server for --backend postgres (default: $STRATA_POSTGRES_URL).")
+    var postgres: String?
+
+    enum Backend: String, ExpressibleByArgument, CaseIterable {
+        case disk, sqlite, postgres
+    }
+
     func run() async throws {
         let source = SlowSource(latency: .milliseconds(latency), calls: Counter())
-        let folderURL =
-            folder.map { URL(fileURLWithPath: $0) }
-            ?? FileManager.default.temporaryDirectory.appendingPathComponent("strata-demo-\(UUID().uuidString)")
-        print("Strata demo: a MemoryStorage (at most \(capacity) entries, 60 s to live) over a DiskStorage")
-        print("(\(folderURL.path)) over a source that takes \(latency) ms per read.")
+        switch backend {
+        case .disk:
+            let folderURL =
+                folder.map { URL(fileURLWithPath: $0) }
+                ?? FileManager.default.temporaryDirectory.appendingPathComponent("strata-demo-\(UUID().uuidString)")
+            try await runRounds(source: source, layer: "a DiskStorage (\(folderURL.path))") {
+                let disk = try DiskStorage(url: folderURL)
+                return Layer(storage: disk, hits: { disk.statistics.hits }, describe: { "\(disk.statistics)" })
+            }
+            if folder == nil {
+                try? FileManager.default.removeItem(at: folderURL)
+            }
+        case .sqlite:
+            let path =
+                sqlite
+                ?? FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "strata-demo-\(UUID().uuidString).sqlite"
+                )
+                .path
+            try await runRounds(source: source, layer: "a SQLiteStorage (\(path))") {
+                let database = try SQLiteStorage(path: path)
+                return Layer(
+                    storage: database,
+                    hits: { (try? database.statistics().hits) ?? 0 },
+                    describe: { (try? database.statistics().description) ?? "?" }
+                )
+            }
+            if sqlite == nil {
+                for suffix in ["", "-wal", "-shm"] {
+                    try? FileManager.default.removeItem(atPath: path + suffix)
+                }
+            }
+        case .postgres:
+            guard let url = postgres ?? ProcessInfo.processInfo.environment["STRATA_POSTGRES_URL"] else {
+                throw ValidationError(
+                    "--backend postgres needs a server: pass --postgres URL or set STRATA_POSTGRES_URL "
+                        + "(eval \"$(scripts/postgres.sh start)\" starts a throwaway one)"
+                )
+            }
+            let table = "strata_demo_\(UInt32.random(in: 0...UInt32.max))"
+            let shared = try await PostgresStorage(url: url, options: .init(table: table))
+            try await runRounds(source: source, layer: "a PostgresStorage (table \(table) at \(url))") {
+                Layer(
+                    storage: shared,
+                    hits: { (try? await shared.statistics().hits) ?? 0 },
+                    describe: { (try? await shared.statistics().description) ?? "?" }
+                )
+            }
+            try await shared.removeAll()
+            await shared.close()
+        }
+        try await ImageDemo(burst: burst).run()
+    }
+
+    /// The second layer of the demo and how to report on it.
+    struct Layer<S: Storage<String, Data>> {
+        var storage: S
+        var hits: () async -> UInt64
+        var describe: () async -> String
+    }
+
+    /// Runs the workload twice over a memory layer in front of `makeLayer()`'s storage.
+    private func runRounds<S: Storage<String, Data>>(
+        source: SlowSource,
+        layer: String,
+        makeLayer: () async throws -> Layer<S>
+    ) async throws {
+        print("Strata demo: a MemoryStorage (at most \(capacity) entries, 60 s to live) over \(layer)")
+        print("over a source that takes \(latency) ms per read.")
         print("\(requests) requests for \(users) users, run twice; the second run starts with an empty memory")
-        print("layer, as after a restart, and finds what the first run left on disk.")
+        print("layer, as after a restart, and finds what the first run left in the second layer.")
 
         for run in 1...2 {
             let memory = try MemoryStorage<String, String>(maximumCount: capacity, timeToLive: .seconds(60))
-            let disk = try DiskStorage(url: folderURL)
-            let profiles = memory.combined(with: disk.string()).backed(by: source)
+            let second = try await makeLayer()
+            let profiles = memory.combined(with: second.storage.string()).backed(by: source)
             let callsBefore = source.calls.value
 
             print("\nRun \(run):")
@@ -96,14 +175,14 @@ struct Demo: AsyncParsableCommand {
             for request in 1...requests {
                 let user = "user-\(generator.skewed(below: users))"
                 let memoryHits = memory.statistics.hits
-                let diskHits = disk.statistics.hits
+                let secondHits = verbose ? await second.hits() : 0
                 let requestStart = clock.now
                 let profile = try await profiles.value(forKey: user) ?? "(none)"
                 let elapsed = clock.now - requestStart
                 if verbose {
                     let outcome =
                         memory.statistics.hits > memoryHits
-                        ? "memory" : disk.statistics.hits > diskHits ? "disk  " : "source"
+                        ? "memory" : await second.hits() > secondHits ? "second" : "source"
                     print("  #\(request) \(user): \(outcome) in \(format(elapsed)) -> \(profile)")
                 }
             }
@@ -112,14 +191,10 @@ struct Demo: AsyncParsableCommand {
             let uncached = Duration.milliseconds(latency) * requests
             print("  source calls:  \(calls) of \(requests) requests")
             print("  memory:        \(memory.statistics)")
-            print("  disk:          \(disk.statistics)")
+            print("  second layer:  \(await second.describe())")
             print("  time taken:    \(format(total)) (without the caches: about \(format(uncached)))")
             print("  time saved:    about \(format(max(uncached - total, .zero)))")
         }
-        if folder == nil {
-            try? FileManager.default.removeItem(at: folderURL)
-        }
-        try await ImageDemo(burst: burst).run()
     }
 
     private func format(_ duration: Duration) -> String {

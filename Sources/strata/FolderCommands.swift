@@ -1,16 +1,122 @@
 import ArgumentParser
 import Foundation
 import Strata
+import StrataPostgres
+import StrataSQLite
 
 /// Options shared by the commands that work on a disk folder.
 struct FolderOptions: ParsableArguments {
     @Option(name: .long, help: "The Strata disk folder to work on.")
     var folder: String
 
+    init() {}
+
+    init(folder: String) {
+        self.folder = folder
+    }
+
     /// Opens the folder as a store, so opening it never deletes anything, even damaged files.
     func open() throws -> DiskStorage {
         let url = URL(fileURLWithPath: folder)
         return try DiskStorage(url: url, options: DiskStorage.Options(mode: .store))
+    }
+}
+
+/// Options of the commands that work on any store: a disk folder, a SQLite file or a PostgreSQL
+/// table, exactly one of them.
+struct StoreOptions: ParsableArguments {
+    @Option(name: .long, help: "The Strata disk folder to work on.")
+    var folder: String?
+
+    @Option(name: .long, help: "The Strata SQLite database file to work on.")
+    var sqlite: String?
+
+    @Option(name: .long, help: "The PostgreSQL server to work on (postgres://user@host:port/database).")
+    var postgres: String?
+
+    @Option(name: .long, help: "The PostgreSQL table (with --postgres).")
+    var table = "strata_values"
+
+    func validate() throws {
+        guard [folder, sqlite, postgres].compactMap({ $0 }).count == 1 else {
+            throw ValidationError("give exactly one of --folder, --sqlite and --postgres")
+        }
+    }
+
+    /// Opens the store the options name; a disk folder opens as a store, so opening it never
+    /// deletes anything, even damaged files.
+    func open(creating: Bool = false) async throws -> OpenedStore {
+        if let folder {
+            return .disk(try FolderOptions(folder: folder).open())
+        }
+        if let sqlite {
+            guard creating || FileManager.default.fileExists(atPath: sqlite) else {
+                throw CommandFailure(description: "no SQLite file at \(sqlite)")
+            }
+            return .sqlite(try SQLiteStorage(path: sqlite))
+        }
+        return .postgres(try await PostgresStorage(url: postgres ?? "", options: .init(table: table)))
+    }
+}
+
+/// A failure a command reports without its usage text.
+struct CommandFailure: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// A store a command opened.
+enum OpenedStore {
+    case disk(DiskStorage)
+    case sqlite(SQLiteStorage)
+    case postgres(PostgresStorage)
+
+    /// Every key with its value's size, sorted by key.
+    func sizes() async throws -> [(key: String, size: Int)] {
+        switch self {
+        case .disk(let disk):
+            return disk.entries().map { ($0.key, $0.size) }.sorted { $0.key < $1.key }
+        case .sqlite(let database):
+            let keys = try database.keys()
+            let values = try database.values(forKeys: keys)
+            return values.map { ($0.key, $0.value.count) }.sorted { $0.key < $1.key }
+        case .postgres(let shared):
+            let keys = try await shared.keys()
+            let values = try await shared.values(forKeys: keys)
+            return values.map { ($0.key, $0.value.count) }.sorted { $0.key < $1.key }
+        }
+    }
+
+    func value(forKey key: String) async throws -> Data? {
+        switch self {
+        case .disk(let disk): try disk.value(forKey: key)
+        case .sqlite(let database): try database.value(forKey: key)
+        case .postgres(let shared): try await shared.value(forKey: key)
+        }
+    }
+
+    func set(_ value: Data, forKey key: String, timeToLive: Duration?) async throws {
+        switch self {
+        case .disk(let disk): try disk.set(value, forKey: key, timeToLive: timeToLive)
+        case .sqlite(let database): try database.set(value, forKey: key, timeToLive: timeToLive)
+        case .postgres(let shared): try await shared.set(value, forKey: key, timeToLive: timeToLive)
+        }
+    }
+
+    func removeValue(forKey key: String) async throws {
+        switch self {
+        case .disk(let disk): try disk.removeValue(forKey: key)
+        case .sqlite(let database): try database.removeValue(forKey: key)
+        case .postgres(let shared): try await shared.removeValue(forKey: key)
+        }
+    }
+
+    /// Closes the store's connections.
+    func close() async {
+        switch self {
+        case .disk: break
+        case .sqlite(let database): try? database.close()
+        case .postgres(let shared): await shared.close()
+        }
     }
 }
 
@@ -40,13 +146,22 @@ func formatAge(since date: Date, now: Date = Date()) -> String {
     }
 }
 
-struct ListCommand: ParsableCommand {
+struct ListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "ls", abstract: "List keys with sizes and ages.")
 
-    @OptionGroup var folder: FolderOptions
+    @OptionGroup var store: StoreOptions
 
-    func run() throws {
-        let storage = try folder.open()
+    func run() async throws {
+        let opened = try await store.open()
+        guard case .disk(let storage) = opened else {
+            let sizes = try await opened.sizes()
+            for entry in sizes {
+                print("\(formatBytes(entry.size).padding(toLength: 10, withPad: " ", startingAt: 0)) \(entry.key)")
+            }
+            print("\(sizes.count) values, \(formatBytes(sizes.reduce(0) { $0 + $1.size }))")
+            await opened.close()
+            return
+        }
         let entries = storage.entries().sorted { $0.key < $1.key }
         for entry in entries {
             let age = formatAge(since: entry.lastAccess)
@@ -59,17 +174,20 @@ struct ListCommand: ParsableCommand {
     }
 }
 
-struct GetCommand: ParsableCommand {
+struct GetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "get",
         abstract: "Write a value to standard output, byte for byte."
     )
 
-    @OptionGroup var folder: FolderOptions
+    @OptionGroup var store: StoreOptions
     @Argument(help: "The key.") var key: String
 
-    func run() throws {
-        guard let value = try folder.open().value(forKey: key) else {
+    func run() async throws {
+        let opened = try await store.open()
+        let value = try await opened.value(forKey: key)
+        await opened.close()
+        guard let value else {
             printError("no value for key '\(key)'")
             throw ExitCode(1)
         }
@@ -77,65 +195,82 @@ struct GetCommand: ParsableCommand {
     }
 }
 
-struct SetCommand: ParsableCommand {
+struct SetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "set",
         abstract: "Store standard input (or a file) as a value."
     )
 
-    @OptionGroup var folder: FolderOptions
+    @OptionGroup var store: StoreOptions
     @Argument(help: "The key.") var key: String
     @Option(help: "Read the value from this file instead of standard input.") var file: String?
     @Option(help: "Seconds until the value expires.") var timeToLive: Int?
 
-    func run() throws {
+    func run() async throws {
         let value: Data
         if let file {
             value = try Data(contentsOf: URL(fileURLWithPath: file))
         } else {
             value = FileHandle.standardInput.readDataToEndOfFile()
         }
-        try folder.open().set(value, forKey: key, timeToLive: timeToLive.map { .seconds($0) })
+        let opened = try await store.open(creating: true)
+        try await opened.set(value, forKey: key, timeToLive: timeToLive.map { .seconds($0) })
+        await opened.close()
         printError("stored \(formatBytes(value.count)) for '\(key)'")
     }
 }
 
-struct RemoveCommand: ParsableCommand {
+struct RemoveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "rm", abstract: "Remove values by key.")
 
-    @OptionGroup var folder: FolderOptions
+    @OptionGroup var store: StoreOptions
     @Argument(help: "The keys.") var keys: [String]
 
-    func run() throws {
-        let storage = try folder.open()
+    func run() async throws {
+        let opened = try await store.open()
         for key in keys {
-            try storage.removeValue(forKey: key)
+            try await opened.removeValue(forKey: key)
         }
+        await opened.close()
     }
 }
 
-struct StatsCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "stats", abstract: "Show totals for a folder.")
+struct StatsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "stats", abstract: "Show totals for a store.")
 
-    @OptionGroup var folder: FolderOptions
+    @OptionGroup var store: StoreOptions
 
-    func run() throws {
-        let storage = try folder.open()
-        let entries = storage.entries()
-        print("folder:        \(storage.url.path)")
-        print("values:        \(entries.count)")
-        print("size:          \(formatBytes(storage.totalSize)) (\(storage.totalSize) bytes)")
-        if let oldest = entries.min(by: { $0.lastAccess < $1.lastAccess }) {
-            print("least recent:  \(oldest.key) (\(formatAge(since: oldest.lastAccess)) ago)")
+    func run() async throws {
+        let opened = try await store.open()
+        switch opened {
+        case .sqlite(let database):
+            let statistics = try database.statistics()
+            print("sqlite file:   \(database.path)")
+            print("values:        \(statistics.count)")
+            print("size:          \(formatBytes(statistics.byteCount)) (\(statistics.byteCount) bytes)")
+        case .postgres(let shared):
+            let statistics = try await shared.statistics()
+            print("postgres:      table \(shared.options.table)")
+            print("values:        \(statistics.count)")
+            print("size:          \(formatBytes(statistics.byteCount)) (\(statistics.byteCount) bytes)")
+        case .disk(let storage):
+            let entries = storage.entries()
+            print("folder:        \(storage.url.path)")
+            print("values:        \(entries.count)")
+            print("size:          \(formatBytes(storage.totalSize)) (\(storage.totalSize) bytes)")
+            if let oldest = entries.min(by: { $0.lastAccess < $1.lastAccess }) {
+                print("least recent:  \(oldest.key) (\(formatAge(since: oldest.lastAccess)) ago)")
+            }
+            let expiring = entries.filter { $0.expiry != nil }.count
+            print("expiring:      \(expiring)")
+            print("damaged files: \(storage.statistics.damagedFiles) (run 'strata verify' for details)")
+            print("figures, named as StorageMetrics reports them:")
+            for (name, value) in storage.statistics.figures {
+                let text = name == "hit_ratio" ? String(format: "%.3f", value) : String(Int64(value))
+                print("  \(name.padding(toLength: 26, withPad: " ", startingAt: 0)) \(text)")
+            }
         }
-        let expiring = entries.filter { $0.expiry != nil }.count
-        print("expiring:      \(expiring)")
-        print("damaged files: \(storage.statistics.damagedFiles) (run 'strata verify' for details)")
-        print("figures, named as StorageMetrics reports them:")
-        for (name, value) in storage.statistics.figures {
-            let text = name == "hit_ratio" ? String(format: "%.3f", value) : String(Int64(value))
-            print("  \(name.padding(toLength: 26, withPad: " ", startingAt: 0)) \(text)")
-        }
+        await opened.close()
     }
 }
 

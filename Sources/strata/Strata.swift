@@ -8,6 +8,7 @@ struct StrataCommand: AsyncParsableCommand {
         subcommands: [
             Demo.self, ListCommand.self, GetCommand.self, SetCommand.self, RemoveCommand.self, StatsCommand.self,
             VerifyCommand.self, TrimCommand.self, ObjectsCommand.self, DebugWriterCommand.self,
+            DebugSharedCacheCommand.self,
         ]
     )
 }

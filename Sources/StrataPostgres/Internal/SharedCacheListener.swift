@@ -1,0 +1,97 @@
+import Foundation
+import PostgresNIO
+import Strata
+import Synchronization
+
+/// The state a ``SharedCache``'s listening task works on: the memory to invalidate and whether
+/// notifications flow. Any task may use it.
+final class SharedCacheListener: Sendable {
+    let memory: MemoryStorage<String, Data>
+    let storage: PostgresStorage
+    /// Bumped by every invalidation, so a read that raced one does not refill memory with the old
+    /// value.
+    let generation = Atomic<UInt64>(0)
+    /// Whether the LISTEN is in effect, so memory may be used.
+    let isListening = Atomic(false)
+    let onInvalidation: (@Sendable (SharedCache.Invalidation) -> Void)?
+
+    init(
+        memory: MemoryStorage<String, Data>,
+        storage: PostgresStorage,
+        onInvalidation: (@Sendable (SharedCache.Invalidation) -> Void)?
+    ) {
+        self.memory = memory
+        self.storage = storage
+        self.onInvalidation = onInvalidation
+    }
+
+    func listen(signalReady: AsyncStream<Void>.Continuation) async {
+        let storage = storage
+        let channel = storage.channel
+        let token = UUID().uuidString
+        let own = storage.instanceName
+        while !Task.isCancelled {
+            do {
+                try await storage.client.withConnection { connection in
+                    try await connection.listen(on: channel) { notifications in
+                        // Announce ourselves on the channel: once our own token comes back, the
+                        // LISTEN is in effect and no later change can be missed.
+                        try await storage.client.query(
+                            "SELECT pg_notify(\(channel), \(own + " ready " + token))",
+                            logger: PostgresStorage.logger
+                        )
+                        for try await notification in notifications {
+                            handle(notification.payload, own: own, token: token, signalReady: signalReady)
+                        }
+                    }
+                }
+            } catch {
+                // The connection failed: fall through to forget everything and reconnect.
+            }
+            isListening.store(false, ordering: .releasing)
+            invalidate(.all)
+            guard !Task.isCancelled else { break }
+            // Pause before reconnecting so a server that is down is not hammered; cancellation
+            // (close) ends the pause at once.
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        signalReady.finish()
+    }
+
+    func handle(
+        _ payload: String,
+        own: String,
+        token: String,
+        signalReady: AsyncStream<Void>.Continuation
+    ) {
+        guard let space = payload.firstIndex(of: " ") else { return }
+        let sender = payload[..<space]
+        let message = payload[payload.index(after: space)...]
+        if sender == own {
+            if message == "ready \(token)" {
+                // Changes may have been missed while not listening.
+                invalidate(.all)
+                isListening.store(true, ordering: .releasing)
+                signalReady.yield()
+            }
+            return
+        }
+        if message == "*" {
+            invalidate(.all)
+        } else if message.hasPrefix("k"),
+            let bytes = Data(base64Encoded: String(message.dropFirst()), options: .ignoreUnknownCharacters)
+        {
+            invalidate(.key(String(decoding: bytes, as: UTF8.self)))
+        }
+    }
+
+    func invalidate(_ invalidation: SharedCache.Invalidation) {
+        generation.add(1, ordering: .acquiringAndReleasing)
+        switch invalidation {
+        case .key(let key): memory.removeValue(forKey: key)
+        case .all: memory.removeAll()
+        }
+        onInvalidation?(invalidation)
+    }
+
+}

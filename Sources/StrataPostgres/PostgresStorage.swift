@@ -1,0 +1,680 @@
+public import Foundation
+import Logging
+import NIOCore
+public import PostgresNIO
+public import Strata
+import Synchronization
+
+/// A storage of `Data` in a PostgreSQL table that many processes and machines share, over a
+/// pool of connections.
+///
+/// Keys are stored as their UTF-8 bytes and found by their SHA-256 digest, so any key (SQL-looking,
+/// NUL, 10 KB long) is stored verbatim; keys and values reach the server only as bound parameters.
+/// A trigger on the table announces every change with `NOTIFY`, which ``SharedCache`` uses to keep
+/// memory layers in several processes fresh.
+///
+/// The storage owns a `PostgresClient` and the task that runs it: call ``close()`` when done
+/// (releasing the storage also stops it). Every operation has a time limit
+/// (``Options/operationTimeout``), so a server that is down fails calls with
+/// ``StorageError/Code/io`` instead of hanging them; the pool reconnects when the server is back.
+/// Any task may use a `PostgresStorage`.
+///
+/// ```swift
+/// let shared = try await PostgresStorage(url: "postgres://app@127.0.0.1:5432/app")
+/// try await shared.set(Data("hello".utf8), forKey: "greeting")
+/// ```
+public final class PostgresStorage: Sendable {
+    struct Counters {
+        var hits: UInt64 = 0
+        var misses: UInt64 = 0
+        var writes: UInt64 = 0
+    }
+
+    /// The client's configuration: where the server is and who connects.
+    public let configuration: PostgresClient.Configuration
+    /// The options the storage was opened with.
+    public let options: Options
+    /// The `application_name` every connection of this storage reports; ``SharedCache`` uses it
+    /// to tell this instance's own changes from other processes'.
+    public let instanceName: String
+    /// The channel the table's trigger notifies changes on: the table's name and `_changes`.
+    public var channel: String { options.table + "_changes" }
+
+    let client: PostgresClient
+    private let runner: Task<Void, Never>
+    private let isClosed = Atomic(false)
+    private let counters = Mutex(Counters())
+    let name = "PostgresStorage"
+    let table: String
+    private let server: String
+    static let logger = Logger(label: "Strata.PostgresStorage", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    /// Connects to the server at `url` (`postgres://user[:password]@host[:port]/database`,
+    /// optionally with `?sslmode=disable|prefer|require`; `disable` by default) and creates the
+    /// table when it is missing.
+    ///
+    /// - Throws: ``StorageError`` code ``StorageError/Code/invalidConfiguration`` for a URL or
+    ///   option it cannot use, ``StorageError/Code/io`` when the server cannot be reached within
+    ///   ``Options/operationTimeout`` or refuses the table.
+    public convenience init(url: String, options: Options = Options()) async throws(StorageError) {
+        let configuration = try Self.configuration(from: url)
+        try await self.init(configuration: configuration, options: options)
+    }
+
+    /// Connects with `configuration` and creates the table when it is missing.
+    ///
+    /// - Throws: as ``init(url:options:)``.
+    public init(configuration: PostgresClient.Configuration, options: Options = Options()) async throws(StorageError) {
+        guard Self.isValidTableName(options.table) else {
+            throw StorageError(
+                .invalidConfiguration,
+                storage: "PostgresStorage",
+                message:
+                    "the table name '\(options.table)' is not lowercase letters, digits and underscores (at most 48)"
+            )
+        }
+        if let timeToLive = options.timeToLive, timeToLive <= .zero {
+            throw StorageError(
+                .invalidConfiguration,
+                storage: "PostgresStorage",
+                message: "timeToLive must be positive, got \(timeToLive)"
+            )
+        }
+        let instanceName = "strata-\(UUID().uuidString.lowercased())"
+        var configuration = configuration
+        configuration.options.connectTimeout = options.connectTimeout
+        configuration.options.maximumConnections = max(1, options.maximumConnections)
+        configuration.options.additionalStartupParameters.append(("application_name", instanceName))
+        self.configuration = configuration
+        self.options = options
+        self.instanceName = instanceName
+        self.table = options.table
+        self.server = "\(configuration.host ?? configuration.unixSocketPath ?? "?"):\(configuration.port ?? 5432)"
+        let client = PostgresClient(configuration: configuration)
+        self.client = client
+        // Runs the pool until close() or deinit cancels it.
+        self.runner = Task { await client.run() }
+        do {
+            try await createTable()
+        } catch {
+            runner.cancel()
+            throw error
+        }
+    }
+
+    deinit {
+        runner.cancel()
+    }
+
+    /// Stops the pool and closes its connections; later calls throw ``StorageError/Code/closed``.
+    /// Calling it again does nothing.
+    public func close() async {
+        guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        runner.cancel()
+        await runner.value
+    }
+
+    // MARK: Configuration
+
+    static func isValidTableName(_ name: String) -> Bool {
+        guard let first = name.utf8.first, name.utf8.count <= 48 else { return false }
+        let isLetter = { (byte: UInt8) in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || byte == UInt8(ascii: "_")
+        }
+        return isLetter(first)
+            && name.utf8.allSatisfy { isLetter($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+    }
+
+    /// Parses a `postgres://` URL into a client configuration.
+    public static func configuration(from url: String) throws(StorageError) -> PostgresClient.Configuration {
+        func invalid(_ message: String) -> StorageError {
+            StorageError(.invalidConfiguration, storage: "PostgresStorage", message: message)
+        }
+        guard let components = URLComponents(string: url),
+            components.scheme == "postgres" || components.scheme == "postgresql"
+        else {
+            throw invalid("'\(url)' is not a postgres:// URL")
+        }
+        guard let host = components.host, !host.isEmpty else {
+            throw invalid("'\(url)' names no host")
+        }
+        let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
+        let mode = components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? "disable"
+        let tls: PostgresClient.Configuration.TLS
+        switch mode {
+        case "disable": tls = .disable
+        case "prefer", "allow": tls = .prefer(.makeClientConfiguration())
+        case "require", "verify-ca", "verify-full": tls = .require(.makeClientConfiguration())
+        default: throw invalid("unknown sslmode '\(mode)' in '\(url)'")
+        }
+        return PostgresClient.Configuration(
+            host: host,
+            port: components.port ?? 5432,
+            username: components.user?.removingPercentEncoding ?? "postgres",
+            password: components.password?.removingPercentEncoding,
+            database: database.isEmpty ? nil : database,
+            tls: tls
+        )
+    }
+
+    // MARK: Running operations
+
+    private enum Outcome<Value: Sendable>: Sendable {
+        case finished(Value)
+        case timedOut
+    }
+
+    /// Runs `operation` on a pooled connection within ``Options/operationTimeout``, turning every
+    /// failure into a ``StorageError``.
+    @discardableResult
+    func perform<Value: Sendable>(
+        _ action: String,
+        key: String?,
+        _ operation: @escaping @Sendable (PostgresConnection) async throws -> Value
+    ) async throws(StorageError) -> Value {
+        guard !isClosed.load(ordering: .acquiring) else {
+            throw StorageError(.closed, key: key, storage: name, message: "the storage was closed")
+        }
+        let client = client
+        let timeout = options.operationTimeout
+        let leased = Flag()
+        let outcome: Outcome<Value>
+        do {
+            outcome = try await withThrowingTaskGroup(of: Outcome<Value>.self) { group in
+                group.addTask {
+                    let value = try await client.withConnection { connection in
+                        leased.set()
+                        return try await operation(connection)
+                    }
+                    return .finished(value)
+                }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return .timedOut
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next() else { throw CancellationError() }
+                return first
+            }
+        } catch {
+            throw mapError(error, key: key, action)
+        }
+        switch outcome {
+        case .finished(let value):
+            return value
+        case .timedOut where !leased.isSet:
+            throw StorageError(
+                .io,
+                key: key,
+                storage: name,
+                message: "\(action): no connection to PostgreSQL at \(server) within \(timeout); the server may be down"
+            )
+        case .timedOut:
+            throw StorageError(
+                .timedOut,
+                key: key,
+                storage: name,
+                message: "\(action): PostgreSQL at \(server) did not answer within \(timeout)"
+            )
+        }
+    }
+
+    /// Turns a PostgresNIO error into a ``StorageError``, keeping the server's message.
+    func mapError(_ error: any Error, key: String?, _ action: String) -> StorageError {
+        if let error = error as? StorageError { return error }
+        if isClosed.load(ordering: .acquiring) {
+            return StorageError(.closed, key: key, storage: name, message: "the storage was closed", underlying: error)
+        }
+        if let error = error as? UpdateBodyFailed {
+            return StorageError.wrapping(
+                error.error,
+                as: .updateAborted,
+                key: key,
+                storage: name,
+                message: "the update closure threw; nothing was written"
+            )
+        }
+        if let error = error as? PostgresTransactionError,
+            let cause = error.closureError ?? error.beginError ?? error.commitError ?? error.rollbackError
+        {
+            return mapError(cause, key: key, action)
+        }
+        if let error = error as? PSQLError {
+            if error.code == .server, let info = error.serverInfo {
+                let state = info[.sqlState] ?? "?"
+                let message = info[.message] ?? "no message"
+                return StorageError(
+                    .io,
+                    key: key,
+                    storage: name,
+                    message: "\(action): the server refused (SQLSTATE \(state)): \(message)",
+                    underlying: error
+                )
+            }
+            if error.code == .poolClosed {
+                return StorageError(.closed, key: key, storage: name, message: "the pool was closed", underlying: error)
+            }
+            return StorageError(
+                .io,
+                key: key,
+                storage: name,
+                message: "\(action): the connection to PostgreSQL at \(server) failed (\(error.code))",
+                underlying: error
+            )
+        }
+        return StorageError.wrapping(error, as: .io, key: key, storage: name, message: action)
+    }
+
+    // MARK: Schema
+
+    private func createTable() async throws(StorageError) {
+        let table = table
+        let channel = channel
+        try await perform("cannot create the table \(table)", key: nil) { connection in
+            try await connection.withTransaction(logger: Self.logger) { connection in
+                // Serializes schema changes between processes opening the same table at once.
+                try await connection.query(
+                    "SELECT pg_advisory_xact_lock(hashtext(\(table)))",
+                    logger: Self.logger
+                )
+                try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS \(unescaped: table) (
+                        digest BYTEA PRIMARY KEY,
+                        key BYTEA NOT NULL,
+                        value BYTEA NOT NULL,
+                        expiry DOUBLE PRECISION
+                    )
+                    """,
+                    logger: Self.logger
+                )
+                try await connection.query(
+                    """
+                    CREATE INDEX IF NOT EXISTS \(unescaped: table)_expiry ON \(unescaped: table) (expiry)
+                    WHERE expiry IS NOT NULL
+                    """,
+                    logger: Self.logger
+                )
+                // Announces each change as "<application_name> k<base64 key>", or "<name> *" for
+                // every key (TRUNCATE, or a key too long for a notification's 8000 bytes).
+                try await connection.query(
+                    """
+                    CREATE OR REPLACE FUNCTION \(unescaped: table)_notify() RETURNS trigger
+                    LANGUAGE plpgsql AS $$
+                    DECLARE
+                        changed BYTEA;
+                        sender TEXT := coalesce(current_setting('application_name', true), '');
+                    BEGIN
+                        IF TG_OP = 'TRUNCATE' THEN
+                            PERFORM pg_notify('\(unescaped: channel)', sender || ' *');
+                            RETURN NULL;
+                        END IF;
+                        IF TG_OP = 'DELETE' THEN changed := OLD.key; ELSE changed := NEW.key; END IF;
+                        IF octet_length(changed) > 5000 THEN
+                            PERFORM pg_notify('\(unescaped: channel)', sender || ' *');
+                        ELSE
+                            PERFORM pg_notify('\(unescaped: channel)', sender || ' k' || encode(changed, 'base64'));
+                        END IF;
+                        RETURN NULL;
+                    END
+                    $$
+                    """,
+                    logger: Self.logger
+                )
+                try await connection.query(
+                    """
+                    CREATE OR REPLACE TRIGGER \(unescaped: table)_changed
+                    AFTER INSERT OR UPDATE OR DELETE ON \(unescaped: table)
+                    FOR EACH ROW EXECUTE FUNCTION \(unescaped: table)_notify()
+                    """,
+                    logger: Self.logger
+                )
+                try await connection.query(
+                    """
+                    CREATE OR REPLACE TRIGGER \(unescaped: table)_truncated
+                    AFTER TRUNCATE ON \(unescaped: table)
+                    FOR EACH STATEMENT EXECUTE FUNCTION \(unescaped: table)_notify()
+                    """,
+                    logger: Self.logger
+                )
+            }
+        }
+    }
+
+    // MARK: Keys and time
+
+    /// The key as stored: the UTF-8 bytes of its NFC form, so keys Swift considers equal share
+    /// one row.
+    func storedKey(_ key: String) -> Data {
+        Data((key.utf8.allSatisfy { $0 < 0xCC } ? key : key.precomposedStringWithCanonicalMapping).utf8)
+    }
+
+    func now() -> Double {
+        options.clock.now().timeIntervalSince1970
+    }
+
+    func expiry(timeToLive: Duration?, now: Double) -> Double? {
+        (timeToLive ?? options.timeToLive).map { now + $0.timeInterval }
+    }
+
+    // MARK: Reading
+
+    /// Returns the value for `key`, or `nil` if there is none or it has expired.
+    ///
+    /// - Throws: ``StorageError`` code ``StorageError/Code/io`` when the server cannot be
+    ///   reached or fails, ``StorageError/Code/timedOut`` when it answers too slowly,
+    ///   ``StorageError/Code/closed`` after ``close()``.
+    public func value(forKey key: String) async throws(StorageError) -> Data? {
+        let stored = storedKey(key)
+        let now = now()
+        let table = table
+        let value = try await perform("cannot read", key: key) { connection -> Data? in
+            let rows = try await connection.query(
+                """
+                SELECT value FROM \(unescaped: table)
+                WHERE digest = sha256(\(stored)) AND (expiry IS NULL OR expiry > \(now))
+                """,
+                logger: Self.logger
+            )
+            for try await (value) in rows.decode(Data.self) {
+                return value
+            }
+            return nil
+        }
+        counters.withLock { counters in
+            if value == nil {
+                counters.misses &+= 1
+            } else {
+                counters.hits &+= 1
+            }
+        }
+        return value
+    }
+
+    /// Returns the values of those `keys` that have one, in one query.
+    ///
+    /// - Throws: as ``value(forKey:)``.
+    public func values(forKeys keys: some Sequence<String>) async throws(StorageError) -> [String: Data] {
+        let keys = Array(keys)
+        let stored = keys.map { ByteBuffer(bytes: storedKey($0)) }
+        let original = Dictionary(zip(stored, keys), uniquingKeysWith: { first, _ in first })
+        let now = now()
+        let table = table
+        let found = try await perform("cannot read \(keys.count) values", key: nil) { connection in
+            let rows = try await connection.query(
+                """
+                SELECT key, value FROM \(unescaped: table)
+                WHERE digest IN (SELECT sha256(k) FROM unnest(\(stored)::bytea[]) AS k)
+                AND (expiry IS NULL OR expiry > \(now))
+                """,
+                logger: Self.logger
+            )
+            var found: [String: Data] = [:]
+            for try await (key, value) in rows.decode((ByteBuffer, Data).self) {
+                if let key = original[key] { found[key] = value }
+            }
+            return found
+        }
+        counters.withLock { counters in
+            counters.hits &+= UInt64(found.count)
+            counters.misses &+= UInt64(keys.count - found.count)
+        }
+        return found
+    }
+
+    /// Returns every key with a value that has not expired, in no particular order.
+    public func keys() async throws(StorageError) -> [String] {
+        let now = now()
+        let table = table
+        return try await perform("cannot list keys", key: nil) { connection in
+            let rows = try await connection.query(
+                "SELECT key FROM \(unescaped: table) WHERE expiry IS NULL OR expiry > \(now)",
+                logger: Self.logger
+            )
+            var keys: [String] = []
+            for try await key in rows.decode(Data.self) {
+                keys.append(String(decoding: key, as: UTF8.self))
+            }
+            return keys
+        }
+    }
+
+    /// A snapshot of the table's totals (one scan) and this instance's counters.
+    public func statistics() async throws(StorageError) -> Statistics {
+        let table = table
+        let totals = try await perform("cannot count values", key: nil) { connection -> (Int, Int) in
+            let rows = try await connection.query(
+                """
+                SELECT count(*)::bigint, coalesce(sum(octet_length(key) + octet_length(value)), 0)::bigint
+                FROM \(unescaped: table)
+                """,
+                logger: Self.logger
+            )
+            for try await (count, bytes) in rows.decode((Int, Int).self) {
+                return (count, bytes)
+            }
+            return (0, 0)
+        }
+        let counters = counters.withLock { $0 }
+        var statistics = Statistics()
+        (statistics.count, statistics.byteCount) = totals
+        statistics.hits = counters.hits
+        statistics.misses = counters.misses
+        statistics.writes = counters.writes
+        return statistics
+    }
+
+    // MARK: Writing
+
+    /// Stores `value` for `key` with the default time to live. When this returns, the write is
+    /// committed.
+    ///
+    /// - Throws: as ``value(forKey:)``.
+    public func set(_ value: Data, forKey key: String) async throws(StorageError) {
+        try await set(value, forKey: key, timeToLive: nil)
+    }
+
+    /// Stores `value` for `key`, expiring after `timeToLive` (or the default when `nil`).
+    ///
+    /// - Throws: as ``value(forKey:)``.
+    public func set(_ value: Data, forKey key: String, timeToLive: Duration?) async throws(StorageError) {
+        let stored = storedKey(key)
+        let expiry = expiry(timeToLive: timeToLive, now: now())
+        let table = table
+        try await perform("cannot write", key: key) { connection in
+            try await connection.query(
+                """
+                INSERT INTO \(unescaped: table) (digest, key, value, expiry)
+                VALUES (sha256(\(stored)), \(stored), \(value), \(expiry))
+                ON CONFLICT (digest) DO UPDATE SET value = excluded.value, expiry = excluded.expiry
+                """,
+                logger: Self.logger
+            )
+        }
+        counters.withLock { $0.writes &+= 1 }
+    }
+
+    /// Stores every value in `values` in one statement: all are written or none.
+    ///
+    /// - Throws: as ``value(forKey:)``.
+    public func setValues(_ values: [String: Data], timeToLive: Duration? = nil) async throws(StorageError) {
+        var rows: [Data: Data] = [:]
+        for (key, value) in values {
+            rows[storedKey(key)] = value
+        }
+        let keys = rows.keys.map { ByteBuffer(bytes: $0) }
+        let payloads = rows.values.map { ByteBuffer(bytes: $0) }
+        let expiry = expiry(timeToLive: timeToLive, now: now())
+        let table = table
+        try await perform("cannot write \(rows.count) values", key: nil) { connection in
+            try await connection.query(
+                """
+                INSERT INTO \(unescaped: table) (digest, key, value, expiry)
+                SELECT sha256(k), k, v, \(expiry)::double precision
+                FROM unnest(\(keys)::bytea[], \(payloads)::bytea[]) AS batch (k, v)
+                ON CONFLICT (digest) DO UPDATE SET value = excluded.value, expiry = excluded.expiry
+                """,
+                logger: Self.logger
+            )
+        }
+        counters.withLock { $0.writes &+= UInt64(rows.count) }
+    }
+
+    /// Removes the value for `key`, if any. When this returns, the removal is committed.
+    ///
+    /// - Throws: as ``value(forKey:)``.
+    public func removeValue(forKey key: String) async throws(StorageError) {
+        let stored = storedKey(key)
+        let table = table
+        try await perform("cannot remove", key: key) { connection in
+            try await connection.query(
+                "DELETE FROM \(unescaped: table) WHERE digest = sha256(\(stored))",
+                logger: Self.logger
+            )
+        }
+    }
+
+    /// Removes every value (`TRUNCATE`; other processes' ``SharedCache``s drop everything).
+    public func removeAll() async throws(StorageError) {
+        let table = table
+        try await perform("cannot remove every value", key: nil) { connection in
+            try await connection.query("TRUNCATE \(unescaped: table)", logger: Self.logger)
+        }
+    }
+
+    /// Removes every expired value; returns how many.
+    @discardableResult
+    public func removeExpired() async throws(StorageError) -> Int {
+        let now = now()
+        let table = table
+        return try await perform("cannot remove expired values", key: nil) { connection in
+            let rows = try await connection.query(
+                "WITH gone AS (DELETE FROM \(unescaped: table) WHERE expiry <= \(now) RETURNING 1) SELECT count(*)::bigint FROM gone",
+                logger: Self.logger
+            )
+            for try await count in rows.decode(Int.self) {
+                return count
+            }
+            return 0
+        }
+    }
+
+    /// Reads the value for `key`, lets `body` change it, and writes the result back in one
+    /// transaction that holds a lock on the key, so concurrent updates from any process never lose
+    /// one another; setting the value to `nil` removes it.
+    ///
+    /// `body` runs once, while the key's lock is held: keep it short, and do not use this
+    /// storage's same key from inside it.
+    ///
+    /// - Throws: ``StorageError/Code/updateAborted`` when `body` throws (the transaction is rolled
+    ///   back), or any error of ``value(forKey:)``.
+    @discardableResult
+    public func update<Result>(
+        forKey key: String,
+        _ body: (inout Data?) throws -> Result
+    ) async throws(StorageError) -> Result {
+        let stored = storedKey(key)
+        let now = now()
+        let expiry = expiry(timeToLive: nil, now: now)
+        let table = table
+        let lock = Int64(bitPattern: stableHash(stored))
+        // The transaction runs in a child task (under the time limit) and hands the current value
+        // here; `body` runs in this task, which is not Sendable, and sends back what to write.
+        let (currentValues, currentValue) = AsyncStream<UpdateStep>.makeStream()
+        let (decisions, decide) = AsyncStream<UpdateStep>.makeStream()
+        async let transaction: Void = {
+            defer { currentValue.finish() }
+            try await perform("cannot update", key: key) { connection in
+                try await connection.withTransaction(logger: Self.logger) { connection in
+                    try await connection.query("SELECT pg_advisory_xact_lock(\(lock))", logger: Self.logger)
+                    let rows = try await connection.query(
+                        """
+                        SELECT value FROM \(unescaped: table)
+                        WHERE digest = sha256(\(stored)) AND (expiry IS NULL OR expiry > \(now))
+                        """,
+                        logger: Self.logger
+                    )
+                    var value: Data?
+                    for try await current in rows.decode(Data.self) {
+                        value = current
+                    }
+                    currentValue.yield(.value(value))
+                    var iterator = decisions.makeAsyncIterator()
+                    guard case .value(let newValue)? = await iterator.next() else {
+                        throw UpdateBodyFailed(error: CancellationError())
+                    }
+                    if let newValue {
+                        try await connection.query(
+                            """
+                            INSERT INTO \(unescaped: table) (digest, key, value, expiry)
+                            VALUES (sha256(\(stored)), \(stored), \(newValue), \(expiry))
+                            ON CONFLICT (digest) DO UPDATE SET value = excluded.value, expiry = excluded.expiry
+                            """,
+                            logger: Self.logger
+                        )
+                    } else {
+                        try await connection.query(
+                            "DELETE FROM \(unescaped: table) WHERE digest = sha256(\(stored))",
+                            logger: Self.logger
+                        )
+                    }
+                }
+            }
+        }()
+        var result: Result?
+        var bodyError: (any Error)?
+        var iterator = currentValues.makeAsyncIterator()
+        if case .value(var value)? = await iterator.next() {
+            do {
+                result = try body(&value)
+                decide.yield(.value(value))
+            } catch {
+                bodyError = error
+                decide.yield(.abort)
+            }
+        }
+        decide.finish()
+        do {
+            try await transaction
+        } catch {
+            if let bodyError {
+                throw StorageError.wrapping(
+                    bodyError,
+                    as: .updateAborted,
+                    key: key,
+                    storage: name,
+                    message: "the update closure threw; nothing was written"
+                )
+            }
+            throw mapError(error, key: key, "cannot update")
+        }
+        guard let result else {
+            preconditionFailure("update(forKey:_:) committed without running its body")
+        }
+        counters.withLock { $0.writes &+= 1 }
+        return result
+    }
+
+    /// A 64-bit FNV-1a hash of the key's bytes, the same in every process: the advisory lock's id.
+    private func stableHash(_ bytes: Data) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        return hash
+    }
+}
+
+/// What passes between `update(forKey:_:)` and its transaction: the current value, then the value
+/// to write (`nil` removes), or `abort` when the body threw.
+enum UpdateStep: Sendable {
+    case value(Data?)
+    case abort
+}
+
+/// What `update(forKey:_:)` throws inside its transaction when the body throws.
+struct UpdateBodyFailed: Error {
+    var error: any Error
+}
+
+extension PostgresStorage: UpdatableStorage, EnumerableStorage, ClearableStorage {}

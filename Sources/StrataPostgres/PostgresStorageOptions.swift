@@ -1,0 +1,54 @@
+public import Strata
+
+extension PostgresStorage {
+    /// How a ``PostgresStorage`` behaves: its table, expiry, time limits and pool size.
+    public struct Options: Sendable {
+        /// The table holding the values; created when missing. Lowercase letters, digits and
+        /// underscores, starting with a letter or underscore, at most 48 characters.
+        public var table = "strata_values"
+        /// How long a value lives when `set` gives it no time of its own; `nil` for forever.
+        public var timeToLive: Duration?
+        /// How long an operation may take, waiting for a connection included, before it fails:
+        /// with ``StorageError/Code/io`` when no connection to the server could be made in that
+        /// time, ``StorageError/Code/timedOut`` when the server took too long to answer. Ten seconds
+        /// by default.
+        public var operationTimeout: Duration = .seconds(10)
+        /// How long opening one connection may take. Five seconds by default.
+        public var connectTimeout: Duration = .seconds(5)
+        /// The most connections the pool opens. Twenty by default.
+        public var maximumConnections = 20
+        /// The time source for expiry times. Every process sharing a table should have clocks that
+        /// agree, as expiry times are written by the writer's clock and compared with the reader's.
+        public var clock: any StorageClock = SystemClock()
+
+        /// Creates the default options: table `strata_values`, no expiry.
+        public init() {}
+
+        /// Creates options with the given table and expiry.
+        public init(table: String = "strata_values", timeToLive: Duration? = nil) {
+            self.table = table
+            self.timeToLive = timeToLive
+        }
+    }
+
+    /// A snapshot of what the table holds and what this instance has done since it was opened.
+    public struct Statistics: Sendable, Hashable, CustomStringConvertible {
+        /// Rows in the table, expired ones not yet removed included.
+        public var count = 0
+        /// Bytes of keys and values in the table.
+        public var byteCount = 0
+        /// Reads that found a value.
+        public var hits: UInt64 = 0
+        /// Reads that found nothing or an expired value.
+        public var misses: UInt64 = 0
+        /// Values written.
+        public var writes: UInt64 = 0
+
+        /// Creates an empty snapshot.
+        public init() {}
+
+        public var description: String {
+            "\(count) values, \(byteCount) bytes; \(hits) hits, \(misses) misses, \(writes) writes"
+        }
+    }
+}

@@ -1,0 +1,208 @@
+public import Foundation
+import PostgresNIO
+public import Strata
+import Synchronization
+
+/// A memory layer in front of a ``PostgresStorage`` that other processes' changes invalidate: when
+/// any process sets or removes a key in the table, every other process's `SharedCache` drops that
+/// key from its memory, through PostgreSQL's `LISTEN`/`NOTIFY`.
+///
+/// Reads are answered from memory when they can, else from PostgreSQL (then kept in memory);
+/// writes go to PostgreSQL first, then to memory. The table's trigger announces each committed
+/// change; a listening connection receives it, typically within milliseconds, and the key is
+/// dropped. Until the announcement arrives another process may read the old value from its memory:
+/// the cache is eventually consistent, not linearizable. While the listening connection is down
+/// (a server restart), the memory layer is emptied and bypassed, so no change can be missed; it is
+/// used again once listening resumes.
+///
+/// Expiry is not announced: a value read into memory stays there for the memory layer's own time to
+/// live (or until a change evicts it), so give the memory layer a time to live no longer than the
+/// staleness you accept. A change made through this cache's own ``PostgresStorage`` is not
+/// announced back to it: use one
+/// `SharedCache` per `PostgresStorage`. Any task may use a `SharedCache`; call ``close()`` to stop
+/// listening.
+///
+/// ```swift
+/// let shared = try await PostgresStorage(url: url)
+/// let cache = try await shared.sharedCache(in: MemoryStorage(maximumCount: 10_000))
+/// try await cache.set(Data("v2".utf8), forKey: "config")   // other processes drop "config"
+/// ```
+public final class SharedCache: Sendable {
+    /// What a notification invalidated.
+    public enum Invalidation: Sendable, Hashable {
+        /// One key changed in another process.
+        case key(String)
+        /// Every key: the table was emptied, a key was too long to announce, or the listening
+        /// connection was lost and may have missed changes.
+        case all
+    }
+
+    /// The memory layer.
+    public let memory: MemoryStorage<String, Data>
+    /// The shared storage behind it.
+    public let storage: PostgresStorage
+    private let listener: Mutex<Task<Void, Never>?> = Mutex(nil)
+    private let state: SharedCacheListener
+
+    /// Puts `memory` in front of `storage` and starts listening; returns once notifications flow.
+    ///
+    /// - Parameter onInvalidation: Called (on the listening task) after each invalidation was
+    ///   applied to memory; for statistics and tests.
+    /// - Throws: ``StorageError/Code/io`` when listening could not start within the storage's
+    ///   ``PostgresStorage/Options/operationTimeout``.
+    public init(
+        memory: MemoryStorage<String, Data>,
+        storage: PostgresStorage,
+        onInvalidation: (@Sendable (Invalidation) -> Void)? = nil
+    ) async throws(StorageError) {
+        self.memory = memory
+        self.storage = storage
+        let state = SharedCacheListener(memory: memory, storage: storage, onInvalidation: onInvalidation)
+        self.state = state
+        let (ready, signalReady) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        // Listens until close() or deinit cancels it, reconnecting after failures. It holds the
+        // listener's state, not the cache, so releasing the cache ends it.
+        let task = Task { await state.listen(signalReady: signalReady) }
+        listener.withLock { $0 = task }
+        let timeout = storage.options.operationTimeout
+        let started = await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await _ in ready { return true }
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        guard started else {
+            task.cancel()
+            throw StorageError(
+                .io,
+                storage: "SharedCache",
+                message: "could not start listening on channel \(storage.channel) within \(timeout)"
+            )
+        }
+    }
+
+    deinit {
+        listener.withLock { $0?.cancel() }
+    }
+
+    /// Stops listening and empties memory; the storage stays open.
+    public func close() async {
+        let task = listener.withLock { task in
+            defer { task = nil }
+            return task
+        }
+        task?.cancel()
+        await task?.value
+        state.isListening.store(false, ordering: .releasing)
+        memory.removeAll()
+    }
+
+    /// Whether memory is in use: `true` while notifications flow, `false` while reconnecting.
+    public var isUsingMemory: Bool {
+        state.isListening.load(ordering: .acquiring)
+    }
+}
+
+extension SharedCache: UpdatableStorage, EnumerableStorage, ClearableStorage {
+    /// Returns the value for `key` from memory, or from PostgreSQL (then keeps it in memory).
+    ///
+    /// - Throws: as ``PostgresStorage/value(forKey:)``.
+    public func value(forKey key: String) async throws(StorageError) -> Data? {
+        let listening = isUsingMemory
+        if listening, let value = memory.value(forKey: key) {
+            return value
+        }
+        let before = state.generation.load(ordering: .acquiring)
+        let value = try await storage.value(forKey: key)
+        if listening, let value, state.generation.load(ordering: .acquiring) == before, isUsingMemory {
+            memory.set(value, forKey: key)
+        }
+        return value
+    }
+
+    /// Answers a memory hit without suspending; anything else is ``ImmediateLookup/unavailable``.
+    public func immediateValue(forKey key: String) -> ImmediateLookup<Data> {
+        guard isUsingMemory, let value = memory.value(forKey: key) else { return .unavailable }
+        return .found(value)
+    }
+
+    /// Writes `value` to PostgreSQL, then to memory; other processes drop `key`.
+    public func set(_ value: Data, forKey key: String) async throws(StorageError) {
+        try await set(value, forKey: key, timeToLive: nil)
+    }
+
+    /// Writes `value` to PostgreSQL with a time to live, then to memory with the same one.
+    public func set(_ value: Data, forKey key: String, timeToLive: Duration?) async throws(StorageError) {
+        do {
+            try await storage.set(value, forKey: key, timeToLive: timeToLive)
+        } catch {
+            memory.removeValue(forKey: key)
+            throw error
+        }
+        if isUsingMemory {
+            // The shorter of the value's own time to live and the memory layer's.
+            let lifetimes = [timeToLive ?? storage.options.timeToLive, memory.defaultTimeToLive]
+            memory.set(value, forKey: key, timeToLive: lifetimes.compactMap { $0 }.min())
+        }
+    }
+
+    /// Removes `key` from PostgreSQL and memory; other processes drop it.
+    public func removeValue(forKey key: String) async throws(StorageError) {
+        memory.removeValue(forKey: key)
+        try await storage.removeValue(forKey: key)
+        memory.removeValue(forKey: key)
+    }
+
+    /// Updates `key` atomically in PostgreSQL (see ``PostgresStorage/update(forKey:_:)``), then
+    /// memory.
+    public func update<Result>(
+        forKey key: String,
+        _ body: (inout Data?) throws -> Result
+    ) async throws(StorageError) -> Result {
+        memory.removeValue(forKey: key)
+        var written: Data?
+        let result = try await storage.update(forKey: key) { (value: inout Data?) throws -> Result in
+            let result = try body(&value)
+            written = value
+            return result
+        }
+        if let written, isUsingMemory {
+            memory.set(written, forKey: key)
+        } else {
+            memory.removeValue(forKey: key)
+        }
+        return result
+    }
+
+    /// Lists the keys in PostgreSQL.
+    public func keys() async throws(StorageError) -> [String] {
+        try await storage.keys()
+    }
+
+    /// Empties PostgreSQL's table and memory; other processes empty their memory.
+    public func removeAll() async throws(StorageError) {
+        memory.removeAll()
+        try await storage.removeAll()
+        memory.removeAll()
+    }
+}
+
+extension PostgresStorage {
+    /// Puts `memory` in front of this storage, kept fresh by other processes' changes; see
+    /// ``SharedCache``.
+    ///
+    /// - Throws: as ``SharedCache/init(memory:storage:onInvalidation:)``.
+    public func sharedCache(
+        in memory: MemoryStorage<String, Data> = MemoryStorage(),
+        onInvalidation: (@Sendable (SharedCache.Invalidation) -> Void)? = nil
+    ) async throws(StorageError) -> SharedCache {
+        try await SharedCache(memory: memory, storage: self, onInvalidation: onInvalidation)
+    }
+}

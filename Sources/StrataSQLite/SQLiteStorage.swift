@@ -1,0 +1,585 @@
+public import Foundation
+import GRDB
+public import Strata
+import Synchronization
+
+/// A storage of `Data` in one SQLite file: a key-value table in WAL mode, time to live, byte and
+/// count limits with least-recently-used eviction, batched reads and writes.
+///
+/// Values live in one table (`strata_values`); a second table, kept by triggers, holds the count
+/// and bytes, so limits cost no scan and hold for every process sharing the file. Reads run
+/// concurrently on a pool of readers; writes, ``update(forKey:_:)`` included, are SQLite
+/// transactions, atomic across threads and processes. Keys only ever reach SQL as bound
+/// parameters, so no key can change a statement.
+///
+/// Every method is synchronous and does its I/O on the calling thread; the same methods satisfy
+/// the async ``Storage`` protocols. Any task or thread may use it, and several processes may
+/// share a file.
+///
+/// ```swift
+/// let cities = try SQLiteStorage(path: "cities.sqlite").json(City.self)
+/// try await cities.set(kharkiv, forKey: "kharkiv")
+/// ```
+public final class SQLiteStorage: Sendable {
+    /// What this instance has counted since it was opened.
+    struct Counters {
+        var hits: UInt64 = 0
+        var misses: UInt64 = 0
+        var writes: UInt64 = 0
+        var evictions: UInt64 = 0
+        var expirations: UInt64 = 0
+    }
+
+    /// The schema version this code writes, kept in SQLite's `user_version`.
+    static let schemaVersion = 1
+
+    /// The database file's path.
+    public let path: String
+    /// The options the storage was opened with.
+    public let options: Options
+    let pool: DatabasePool
+    let counters = LockedState(Counters())
+    private let isClosed = Atomic(false)
+    let name = "SQLiteStorage"
+
+    /// Opens (creating if needed) the SQLite database at `path`.
+    ///
+    /// - Throws: ``StorageError`` code ``StorageError/Code/corrupted`` when the file is not a
+    ///   SQLite database or is damaged, ``StorageError/Code/unsupported`` when a newer version of
+    ///   Strata wrote it, ``StorageError/Code/invalidConfiguration`` for an option out of range,
+    ///   ``StorageError/Code/io`` when it cannot be opened or created.
+    public init(path: String, options: Options = Options()) throws(StorageError) {
+        self.path = path
+        self.options = options
+        func invalid(_ message: String) -> StorageError {
+            StorageError(.invalidConfiguration, storage: "SQLiteStorage", message: message)
+        }
+        if let limit = options.maximumByteCount, limit <= 0 {
+            throw invalid("maximumByteCount must be positive, got \(limit)")
+        }
+        if let limit = options.maximumCount, limit <= 0 {
+            throw invalid("maximumCount must be positive, got \(limit)")
+        }
+        if let timeToLive = options.timeToLive, timeToLive <= .zero {
+            throw invalid("timeToLive must be positive, got \(timeToLive)")
+        }
+        var configuration = Configuration()
+        configuration.label = "Strata.SQLiteStorage"
+        configuration.busyMode = .timeout(options.busyTimeout.timeInterval)
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+            try pool.writeWithoutTransaction { db in
+                try db.inTransaction(.immediate) {
+                    try Self.migrate(db, path: path)
+                    return .commit
+                }
+            }
+        } catch {
+            throw Self.openError(error, path: path)
+        }
+    }
+
+    /// Closes the database; later calls throw. Calling it again does nothing.
+    public func close() throws(StorageError) {
+        guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        do {
+            try pool.close()
+        } catch {
+            throw StorageError(.io, storage: name, message: "cannot close \(path)", underlying: error)
+        }
+    }
+
+    private static func migrate(_ db: Database, path: String) throws {
+        let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+        guard version <= schemaVersion else {
+            throw StorageError(
+                .unsupported,
+                storage: "SQLiteStorage",
+                message: "\(path) has schema version \(version); this version of Strata reads up to \(schemaVersion)"
+            )
+        }
+        guard version < schemaVersion else { return }
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS strata_values (
+                    key BLOB NOT NULL PRIMARY KEY,
+                    value BLOB NOT NULL,
+                    size INTEGER NOT NULL,
+                    expiry REAL,
+                    accessed REAL NOT NULL
+                );
+                CREATE INDEX IF NOT EXISTS strata_values_accessed ON strata_values (accessed);
+                CREATE INDEX IF NOT EXISTS strata_values_expiry ON strata_values (expiry) WHERE expiry IS NOT NULL;
+                CREATE TABLE IF NOT EXISTS strata_totals (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    count INTEGER NOT NULL,
+                    bytes INTEGER NOT NULL
+                );
+                INSERT OR IGNORE INTO strata_totals (id, count, bytes) VALUES (1, 0, 0);
+                CREATE TRIGGER IF NOT EXISTS strata_values_inserted AFTER INSERT ON strata_values BEGIN
+                    UPDATE strata_totals SET count = count + 1, bytes = bytes + NEW.size WHERE id = 1;
+                END;
+                CREATE TRIGGER IF NOT EXISTS strata_values_updated AFTER UPDATE OF size ON strata_values BEGIN
+                    UPDATE strata_totals SET bytes = bytes - OLD.size + NEW.size WHERE id = 1;
+                END;
+                CREATE TRIGGER IF NOT EXISTS strata_values_deleted AFTER DELETE ON strata_values BEGIN
+                    UPDATE strata_totals SET count = count - 1, bytes = bytes - OLD.size WHERE id = 1;
+                END;
+                PRAGMA user_version = \(schemaVersion);
+                """
+        )
+    }
+
+    // MARK: Errors
+
+    private static func openError(_ error: any Error, path: String) -> StorageError {
+        if let error = error as? StorageError { return error }
+        if let error = error as? DatabaseError,
+            [.SQLITE_NOTADB, .SQLITE_CORRUPT].contains(error.resultCode)
+        {
+            return StorageError(
+                .corrupted,
+                storage: "SQLiteStorage",
+                message: "\(path) is not a SQLite database or is damaged; move it aside or delete it",
+                underlying: error
+            )
+        }
+        return StorageError(.io, storage: "SQLiteStorage", message: "cannot open \(path)", underlying: error)
+    }
+
+    /// Turns a GRDB error into a ``StorageError``.
+    func mapError(_ error: any Error, key: String?, _ message: String) -> StorageError {
+        if let error = error as? StorageError { return error }
+        if isClosed.load(ordering: .acquiring) {
+            return StorageError(.closed, key: key, storage: name, message: "the storage was closed", underlying: error)
+        }
+        if let error = error as? DatabaseError {
+            switch error.resultCode {
+            case .SQLITE_NOTADB, .SQLITE_CORRUPT:
+                return StorageError(
+                    .corrupted,
+                    key: key,
+                    storage: name,
+                    message: "\(message): \(path) is damaged",
+                    underlying: error
+                )
+            case .SQLITE_BUSY, .SQLITE_LOCKED:
+                return StorageError(
+                    .timedOut,
+                    key: key,
+                    storage: name,
+                    message: "\(message): another connection held the database locked for too long",
+                    underlying: error
+                )
+            default:
+                break
+            }
+        }
+        return StorageError.wrapping(error, as: .io, key: key, storage: name, message: message)
+    }
+
+    // MARK: Keys and time
+
+    /// The key as stored: NFC-normalized, so keys Swift considers equal share one row.
+    func normalizedKey(_ key: String) -> String {
+        key.utf8.allSatisfy { $0 < 0xCC } ? key : key.precomposedStringWithCanonicalMapping
+    }
+
+    func now() -> Double {
+        options.clock.now().timeIntervalSince1970
+    }
+
+    func expiry(timeToLive: Duration?, now: Double) -> Double? {
+        (timeToLive ?? options.timeToLive).map { now + $0.timeInterval }
+    }
+
+    // MARK: Reading
+
+    /// A row as read: the value, or a value of the wrong type.
+    enum StoredValue {
+        case data(Data)
+        case wrongType(String)
+    }
+
+    /// Reads `key`'s row in `db`; `nil` when absent.
+    func readRow(_ db: Database, key: String) throws -> (value: StoredValue, expiry: Double?, accessed: Double)? {
+        let statement = try db.cachedStatement(
+            sql: "SELECT value, expiry, accessed FROM strata_values WHERE key = ?"
+        )
+        guard let row = try Row.fetchOne(statement, arguments: [Data(key.utf8)]) else { return nil }
+        let stored: StoredValue
+        switch (row[0] as DatabaseValue).storage {
+        case .blob(let data): stored = .data(data)
+        case .string(let string): stored = .data(Data(string.utf8))
+        case .null: stored = .wrongType("NULL")
+        case .int64: stored = .wrongType("an integer")
+        case .double: stored = .wrongType("a real number")
+        }
+        return (stored, row[1], row[2])
+    }
+
+    func data(_ stored: StoredValue, key: String) throws(StorageError) -> Data {
+        switch stored {
+        case .data(let data):
+            return data
+        case .wrongType(let type):
+            throw StorageError(
+                .corrupted,
+                key: key,
+                storage: name,
+                message: "the stored value is \(type), not a blob; the row was written by something other than Strata"
+            )
+        }
+    }
+
+    /// Returns the value for `key`, or `nil` if there is none or it has expired.
+    ///
+    /// A read only reads, unless the value's access time is older than
+    /// ``Options/recencyResolution``; then it also records the access.
+    ///
+    /// - Throws: ``StorageError`` code ``StorageError/Code/corrupted`` when the row holds no
+    ///   blob or the file is damaged, ``StorageError/Code/io`` when SQLite fails,
+    ///   ``StorageError/Code/closed`` after ``close()``.
+    public func value(forKey key: String) throws(StorageError) -> Data? {
+        let key = normalizedKey(key)
+        let now = now()
+        let row: (value: StoredValue, expiry: Double?, accessed: Double)?
+        do {
+            row = try pool.read { db in try readRow(db, key: key) }
+        } catch {
+            throw mapError(error, key: key, "cannot read")
+        }
+        guard let row, row.expiry.map({ $0 > now }) ?? true else {
+            counters.withLock { $0.misses &+= 1 }
+            return nil
+        }
+        let value = try data(row.value, key: key)
+        counters.withLock { $0.hits &+= 1 }
+        if now - row.accessed > options.recencyResolution.timeInterval {
+            try touch([key], now: now)
+        }
+        return value
+    }
+
+    /// Reads synchronously, always: ``ImmediateLookup/found(_:)`` or ``ImmediateLookup/absent``.
+    /// The read blocks the calling thread for SQLite's I/O.
+    public func immediateValue(forKey key: String) throws(StorageError) -> ImmediateLookup<Data> {
+        ImmediateLookup(try value(forKey: key))
+    }
+
+    /// Returns the values of those `keys` that have one, in one read transaction.
+    ///
+    /// - Throws: as ``value(forKey:)``.
+    public func values(forKeys keys: some Sequence<String>) throws(StorageError) -> [String: Data] {
+        let now = now()
+        let keys = keys.map { (original: $0, normalized: normalizedKey($0)) }
+        let rows: [(key: String, value: StoredValue, expiry: Double?, accessed: Double)?]
+        do {
+            rows = try pool.read { db in
+                try keys.map { key in
+                    try readRow(db, key: key.normalized).map { (key.original, $0.value, $0.expiry, $0.accessed) }
+                }
+            }
+        } catch {
+            throw mapError(error, key: nil, "cannot read \(keys.count) values")
+        }
+        var found: [String: Data] = [:]
+        var stale: [String] = []
+        for row in rows {
+            guard let row, row.expiry.map({ $0 > now }) ?? true else { continue }
+            found[row.key] = try data(row.value, key: row.key)
+            if now - row.accessed > options.recencyResolution.timeInterval {
+                stale.append(normalizedKey(row.key))
+            }
+        }
+        counters.withLock { counters in
+            counters.hits &+= UInt64(found.count)
+            counters.misses &+= UInt64(keys.count - found.count)
+        }
+        if !stale.isEmpty {
+            try touch(stale, now: now)
+        }
+        return found
+    }
+
+    /// Records an access to `keys` at `now`.
+    private func touch(_ keys: [String], now: Double) throws(StorageError) {
+        do {
+            try pool.write { db in
+                let statement = try db.cachedStatement(sql: "UPDATE strata_values SET accessed = ? WHERE key = ?")
+                for key in keys {
+                    try statement.execute(arguments: [now, Data(key.utf8)])
+                }
+            }
+        } catch {
+            throw mapError(error, key: keys.count == 1 ? keys.first : nil, "cannot record an access")
+        }
+    }
+
+    /// Returns whether `key` has a value that has not expired, without recording an access.
+    public func containsValue(forKey key: String) throws(StorageError) -> Bool {
+        let key = normalizedKey(key)
+        let now = now()
+        do {
+            return try pool.read { db in
+                try Bool.fetchOne(
+                    db,
+                    sql: "SELECT 1 FROM strata_values WHERE key = ? AND (expiry IS NULL OR expiry > ?)",
+                    arguments: [Data(key.utf8), now]
+                ) ?? false
+            }
+        } catch {
+            throw mapError(error, key: key, "cannot read")
+        }
+    }
+
+    /// Returns every key with a value that has not expired, in no particular order.
+    public func keys() throws(StorageError) -> [String] {
+        let now = now()
+        do {
+            return try pool.read { db in
+                try Data.fetchAll(
+                    db,
+                    sql: "SELECT key FROM strata_values WHERE expiry IS NULL OR expiry > ?",
+                    arguments: [now]
+                ).map { String(decoding: $0, as: UTF8.self) }
+            }
+        } catch {
+            throw mapError(error, key: nil, "cannot list keys")
+        }
+    }
+
+    /// A snapshot of the database's totals and this instance's counters.
+    public func statistics() throws(StorageError) -> Statistics {
+        let totals: Row?
+        do {
+            totals = try pool.read { db in try Row.fetchOne(db, sql: "SELECT count, bytes FROM strata_totals") }
+        } catch {
+            throw mapError(error, key: nil, "cannot read the totals")
+        }
+        let counters = counters.withLock { $0 }
+        var statistics = Statistics()
+        statistics.count = totals?[0] ?? 0
+        statistics.byteCount = totals?[1] ?? 0
+        statistics.hits = counters.hits
+        statistics.misses = counters.misses
+        statistics.writes = counters.writes
+        statistics.evictions = counters.evictions
+        statistics.expirations = counters.expirations
+        return statistics
+    }
+
+    // MARK: Writing
+
+    /// Stores `value` for `key` with the default time to live.
+    ///
+    /// - Throws: ``StorageError`` code ``StorageError/Code/capacityExceeded`` when the value
+    ///   alone is larger than ``Options/maximumByteCount`` (nothing is written),
+    ///   ``StorageError/Code/timedOut`` when another process held the write lock too long,
+    ///   ``StorageError/Code/io`` when SQLite fails.
+    public func set(_ value: Data, forKey key: String) throws(StorageError) {
+        try setValues([key: value], timeToLive: nil)
+    }
+
+    /// Stores `value` for `key`, expiring after `timeToLive` (or the default when `nil`).
+    ///
+    /// - Throws: as ``set(_:forKey:)``.
+    public func set(_ value: Data, forKey key: String, timeToLive: Duration?) throws(StorageError) {
+        try setValues([key: value], timeToLive: timeToLive)
+    }
+
+    /// Stores every value in `values` in one transaction: all are written or none.
+    ///
+    /// - Throws: as ``set(_:forKey:)``.
+    public func setValues(_ values: [String: Data], timeToLive: Duration? = nil) throws(StorageError) {
+        let now = now()
+        let expiry = expiry(timeToLive: timeToLive, now: now)
+        // In key order, so SQLite walks its index once instead of jumping around it.
+        let rows = values.map { (key: normalizedKey($0.key), value: $0.value) }.sorted { $0.key < $1.key }
+        if let limit = options.maximumByteCount,
+            let large = rows.first(where: { $0.value.count + $0.key.utf8.count > limit })
+        {
+            throw StorageError(
+                .capacityExceeded,
+                key: large.key,
+                storage: name,
+                message: "the value needs \(large.value.count + large.key.utf8.count) bytes; the limit is \(limit)"
+            )
+        }
+        do {
+            let evicted = try pool.write { db in
+                let statement = try db.cachedStatement(
+                    sql: """
+                        INSERT INTO strata_values (key, value, size, expiry, accessed) VALUES (?, ?, ?, ?, ?)
+                        ON CONFLICT (key) DO UPDATE SET
+                            value = excluded.value, size = excluded.size,
+                            expiry = excluded.expiry, accessed = excluded.accessed
+                        """
+                )
+                for row in rows {
+                    try statement.execute(
+                        arguments: [Data(row.key.utf8), row.value, row.value.count + row.key.utf8.count, expiry, now]
+                    )
+                }
+                return try enforceLimits(db, now: now)
+            }
+            counters.withLock { counters in
+                counters.writes &+= UInt64(rows.count)
+                counters.evictions &+= UInt64(evicted.evictions)
+                counters.expirations &+= UInt64(evicted.expirations)
+            }
+        } catch {
+            throw mapError(error, key: rows.count == 1 ? rows.first?.key : nil, "cannot write")
+        }
+    }
+
+    /// Removes expired values, then least recently used ones, until the limits hold.
+    private func enforceLimits(_ db: Database, now: Double) throws -> (evictions: Int, expirations: Int) {
+        guard options.maximumCount != nil || options.maximumByteCount != nil else { return (0, 0) }
+        let maximumCount = options.maximumCount ?? .max
+        let maximumBytes = options.maximumByteCount ?? .max
+        func totals() throws -> (count: Int, bytes: Int) {
+            let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT count, bytes FROM strata_totals"))
+            return (row?[0] ?? 0, row?[1] ?? 0)
+        }
+        var (count, bytes) = try totals()
+        guard count > maximumCount || bytes > maximumBytes else { return (0, 0) }
+        try db.execute(sql: "DELETE FROM strata_values WHERE expiry <= ?", arguments: [now])
+        let expirations = db.changesCount
+        (count, bytes) = try totals()
+        var victims: [Data] = []
+        let cursor = try Row.fetchCursor(db, sql: "SELECT key, size FROM strata_values ORDER BY accessed, rowid")
+        while count > maximumCount || bytes > maximumBytes, let row = try cursor.next() {
+            victims.append(row[0] as Data)
+            count -= 1
+            bytes -= row[1] as Int
+        }
+        let delete = try db.cachedStatement(sql: "DELETE FROM strata_values WHERE key = ?")
+        for key in victims {
+            try delete.execute(arguments: [key])
+        }
+        return (victims.count, expirations)
+    }
+
+    /// Removes the value for `key`, if any.
+    ///
+    /// - Throws: ``StorageError/Code/io`` when SQLite fails.
+    public func removeValue(forKey key: String) throws(StorageError) {
+        try removeValues(forKeys: [key])
+    }
+
+    /// Removes the values for `keys` in one transaction.
+    ///
+    /// - Throws: ``StorageError/Code/io`` when SQLite fails.
+    public func removeValues(forKeys keys: some Sequence<String>) throws(StorageError) {
+        let keys = keys.map(normalizedKey)
+        do {
+            try pool.write { db in
+                let statement = try db.cachedStatement(sql: "DELETE FROM strata_values WHERE key = ?")
+                for key in keys {
+                    try statement.execute(arguments: [Data(key.utf8)])
+                }
+            }
+        } catch {
+            throw mapError(error, key: keys.count == 1 ? keys.first : nil, "cannot remove")
+        }
+    }
+
+    /// Removes every value.
+    public func removeAll() throws(StorageError) {
+        do {
+            try pool.write { db in try db.execute(sql: "DELETE FROM strata_values") }
+        } catch {
+            throw mapError(error, key: nil, "cannot remove every value")
+        }
+    }
+
+    /// Removes every expired value now rather than when a limit needs the room; returns how many.
+    @discardableResult
+    public func removeExpired() throws(StorageError) -> Int {
+        let now = now()
+        do {
+            let removed = try pool.write { db in
+                try db.execute(sql: "DELETE FROM strata_values WHERE expiry <= ?", arguments: [now])
+                return db.changesCount
+            }
+            counters.withLock { $0.expirations &+= UInt64(removed) }
+            return removed
+        } catch {
+            throw mapError(error, key: nil, "cannot remove expired values")
+        }
+    }
+
+    /// Reads the value for `key`, lets `body` change it, and writes the result back in one
+    /// SQLite write transaction; setting it to `nil` removes it.
+    ///
+    /// `body` runs once, inside the transaction, so other writers (threads or processes) wait
+    /// for it: keep it short, and do not use this storage from inside it.
+    ///
+    /// - Throws: ``StorageError/Code/updateAborted`` when `body` throws (nothing is written), or
+    ///   any error of ``value(forKey:)`` and ``set(_:forKey:)``.
+    @discardableResult
+    public func update<Result>(
+        forKey key: String,
+        _ body: (inout Data?) throws -> Result
+    ) throws(StorageError) -> Result {
+        let key = normalizedKey(key)
+        let now = now()
+        var bodyError: (any Error)?
+        var result: Result?
+        var wrote = false
+        do {
+            try pool.writeWithoutTransaction { db in
+                try db.inTransaction(.immediate) {
+                    let row = try readRow(db, key: key)
+                    var value = try row.flatMap { row throws(StorageError) -> Data? in
+                        guard row.expiry.map({ $0 > now }) ?? true else { return nil }
+                        return try data(row.value, key: key)
+                    }
+                    let before = value
+                    do {
+                        result = try body(&value)
+                    } catch {
+                        bodyError = error
+                        return .rollback
+                    }
+                    if let value {
+                        let expiry = expiry(timeToLive: nil, now: now)
+                        try db.execute(
+                            sql: """
+                                INSERT INTO strata_values (key, value, size, expiry, accessed) VALUES (?, ?, ?, ?, ?)
+                                ON CONFLICT (key) DO UPDATE SET
+                                    value = excluded.value, size = excluded.size,
+                                    expiry = excluded.expiry, accessed = excluded.accessed
+                                """,
+                            arguments: [Data(key.utf8), value, value.count + key.utf8.count, expiry, now]
+                        )
+                        wrote = true
+                        _ = try enforceLimits(db, now: now)
+                    } else if before != nil || row != nil {
+                        try db.execute(sql: "DELETE FROM strata_values WHERE key = ?", arguments: [Data(key.utf8)])
+                    }
+                    return .commit
+                }
+            }
+        } catch {
+            throw mapError(error, key: key, "cannot update")
+        }
+        if let bodyError {
+            throw StorageError.wrapping(
+                bodyError,
+                as: .updateAborted,
+                key: key,
+                storage: name,
+                message: "the update closure threw; nothing was written"
+            )
+        }
+        if wrote { counters.withLock { $0.writes &+= 1 } }
+        guard let result else {
+            preconditionFailure("update(forKey:_:) committed without running its body")
+        }
+        return result
+    }
+}
+
+extension SQLiteStorage: UpdatableStorage, EnumerableStorage, ClearableStorage {}

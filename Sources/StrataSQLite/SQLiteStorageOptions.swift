@@ -1,0 +1,75 @@
+public import Strata
+
+extension SQLiteStorage {
+    /// How a ``SQLiteStorage`` behaves: limits, expiry, recency and its clock.
+    public struct Options: Sendable {
+        /// How long a value lives when `set` gives it no time of its own; `nil` for forever.
+        public var timeToLive: Duration?
+        /// The most bytes the values may take (each counts its value's and key's bytes); `nil` for
+        /// no limit. Least recently used values are evicted to stay under it.
+        public var maximumByteCount: Int?
+        /// The most values kept; `nil` for no limit. Least recently used values are evicted.
+        public var maximumCount: Int?
+        /// How long a value's recorded access time may lag before a read refreshes it.
+        ///
+        /// A read that refreshes the time is a write; within this interval reads only read. Least
+        /// recently used eviction is exact to within this interval. One minute by default.
+        public var recencyResolution: Duration = .seconds(60)
+        /// How long a call waits for another process's write lock before failing with
+        /// ``StorageError/Code/timedOut``. Five seconds by default.
+        public var busyTimeout: Duration = .seconds(5)
+        /// The time source for access and expiry times.
+        public var clock: any StorageClock = SystemClock()
+
+        /// Creates the default options: no limits, no expiry.
+        public init() {}
+
+        /// Creates options with the given limits and expiry.
+        public init(
+            timeToLive: Duration? = nil,
+            maximumByteCount: Int? = nil,
+            maximumCount: Int? = nil,
+            clock: any StorageClock = SystemClock()
+        ) {
+            self.timeToLive = timeToLive
+            self.maximumByteCount = maximumByteCount
+            self.maximumCount = maximumCount
+            self.clock = clock
+        }
+    }
+
+    /// A snapshot of what a ``SQLiteStorage`` holds and what this instance has done since it was
+    /// opened.
+    public struct Statistics: Sendable, Hashable, CustomStringConvertible {
+        /// Values in the database, expired ones not yet removed included.
+        public var count = 0
+        /// Bytes of keys and values in the database.
+        public var byteCount = 0
+        /// Reads that found a value.
+        public var hits: UInt64 = 0
+        /// Reads that found nothing or an expired value.
+        public var misses: UInt64 = 0
+        /// Values written.
+        public var writes: UInt64 = 0
+        /// Values removed to keep a limit.
+        public var evictions: UInt64 = 0
+        /// Expired values removed.
+        public var expirations: UInt64 = 0
+
+        /// Creates an empty snapshot.
+        public init() {}
+
+        /// Hits divided by reads; 0 before the first read.
+        public var hitRatio: Double {
+            let reads = hits + misses
+            return reads == 0 ? 0 : Double(hits) / Double(reads)
+        }
+
+        public var description: String {
+            let percent = (hitRatio * 1000).rounded() / 10
+            return
+                "\(count) values, \(byteCount) bytes; \(hits) hits, \(misses) misses (\(percent)%), "
+                + "\(writes) writes, \(evictions) evictions, \(expirations) expirations"
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import Strata
+import StrataPostgres
+import Testing
+
+/// The `strata` tool's ls, get, set, rm and stats work on SQLite files and PostgreSQL tables as
+/// they do on folders, and `strata demo` runs on each backend.
+@Suite struct CommandLineTests {
+    private static func strata(
+        _ arguments: [String],
+        input: String = ""
+    ) throws -> (status: Int32, output: String, errors: String) {
+        let executable = try #require(StrataExecutable.url(), "the strata executable is not built next to the tests")
+        return Shell.run([executable.path] + arguments, input: Data(input.utf8))
+    }
+
+    @Test func toolsWorkOnASQLiteFile() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "strata-cli-\(UUID().uuidString).sqlite"
+        ).path
+        defer {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
+        let key = "'); DROP TABLE strata_values; --"
+
+        let set = try Self.strata(["set", "--sqlite", path, key], input: "hello")
+        let get = try Self.strata(["get", "--sqlite", path, key])
+        let list = try Self.strata(["ls", "--sqlite", path])
+        let stats = try Self.strata(["stats", "--sqlite", path])
+        let remove = try Self.strata(["rm", "--sqlite", path, key])
+        let missing = try Self.strata(["get", "--sqlite", path, key])
+
+        #expect(set.status == 0, "\(set.errors)")
+        #expect(get.output == "hello")
+        #expect(list.output.contains(key))
+        #expect(stats.output.contains("values:        1"))
+        #expect(remove.status == 0)
+        #expect(missing.status == 1)
+    }
+
+    @Test func aGarbageSQLiteFileIsReportedNotCrashedOn() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "strata-cli-\(UUID().uuidString).sqlite"
+        ).path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try Data(repeating: 0x5A, count: 4_096).write(to: URL(fileURLWithPath: path))
+
+        let list = try Self.strata(["ls", "--sqlite", path])
+
+        #expect(list.status == 1)
+        #expect(list.errors.contains("corrupted"))
+    }
+
+    @Test func toolsWorkOnAPostgreSQLTable() async throws {
+        let storage = try await PostgresTestServer.storage()
+        let base = ["--postgres", try PostgresTestServer.url(), "--table", storage.options.table]
+
+        let set = try Self.strata(["set"] + base + ["greeting"], input: "hello")
+        let fromLibrary = try await storage.value(forKey: "greeting")
+        let get = try Self.strata(["get"] + base + ["greeting"])
+        let list = try Self.strata(["ls"] + base)
+        let remove = try Self.strata(["rm"] + base + ["greeting"])
+
+        #expect(set.status == 0, "\(set.errors)")
+        #expect(fromLibrary == Data("hello".utf8))
+        #expect(get.output == "hello")
+        #expect(list.output.contains("greeting"))
+        #expect(remove.status == 0)
+        #expect(try await storage.value(forKey: "greeting") == nil)
+        await PostgresTestServer.dispose(storage)
+    }
+
+    @Test func storesAreExclusiveOptions() throws {
+        let both = try Self.strata(["ls", "--folder", "/tmp/x", "--sqlite", "/tmp/y"])
+
+        #expect(both.status != 0)
+        #expect(both.errors.contains("exactly one of --folder, --sqlite and --postgres"))
+    }
+
+    @Test(arguments: ["sqlite", "postgres"])
+    func theDemoRunsOnEachBackend(backend: String) throws {
+        var arguments = ["demo", "--backend", backend, "--requests", "10", "--latency", "1", "--burst", "4"]
+        if backend == "postgres" {
+            arguments += ["--postgres", try PostgresTestServer.url()]
+        }
+
+        let demo = try Self.strata(arguments)
+
+        #expect(demo.status == 0, "\(demo.errors)")
+        #expect(
+            demo.output.contains("source calls:  0 of 10 requests"),
+            "the second run found everything in \(backend)"
+        )
+    }
+}

@@ -1,0 +1,277 @@
+import Foundation
+import Strata
+import StrataPostgres
+import StrataTesting
+import Synchronization
+import Testing
+
+/// PostgresStorage keeps the storage model on a real server: shared values, expiry, batches,
+/// atomic updates across instances, and hostile keys that never change a statement.
+///
+/// Needs `STRATA_POSTGRES_URL` (scripts/test.sh starts a throwaway server); without it every test
+/// fails and says so.
+@Suite struct PostgresStorageTests {
+    @Test func passesTheBehaviourSuite() async throws {
+        _ = try PostgresTestServer.url()
+        let opened = OpenedStorages()
+        let values = [Data("a".utf8), Data("bb".utf8), Data("ccc".utf8)]
+        let counting = StorageBehaviourSuite<PostgresStorage>.Counting(
+            value: { Data(String($0).utf8) },
+            count: { Int(String(decoding: $0, as: UTF8.self)) ?? 0 }
+        )
+        let suite = StorageBehaviourSuite(
+            keys: ["kharkiv", "kyiv", "lviv", ""],
+            values: values,
+            counting: counting,
+            concurrentUpdates: 50
+        ) {
+            let storage = try await PostgresTestServer.storage()
+            opened.append(storage)
+            return storage
+        }
+
+        try await suite.run()
+
+        for storage in opened.all { await PostgresTestServer.dispose(storage) }
+    }
+
+    @Test func shardedPostgresStoragesPassTheBehaviourSuite() async throws {
+        _ = try PostgresTestServer.url()
+        let opened = OpenedStorages()
+        let values = [Data("a".utf8), Data("bb".utf8), Data("ccc".utf8)]
+        let counting = StorageBehaviourSuite<ShardedStorage<PostgresStorage>>.Counting(
+            value: { Data(String($0).utf8) },
+            count: { Int(String(decoding: $0, as: UTF8.self)) ?? 0 }
+        )
+        let suite = StorageBehaviourSuite(
+            keys: ["kharkiv", "kyiv", "lviv", ""],
+            values: values,
+            counting: counting,
+            concurrentUpdates: 50
+        ) {
+            var shards: [PostgresStorage] = []
+            for _ in 0..<2 {
+                let storage = try await PostgresTestServer.storage()
+                opened.append(storage)
+                shards.append(storage)
+            }
+            return sharded(across: shards)
+        }
+
+        try await suite.run()
+
+        for storage in opened.all { await PostgresTestServer.dispose(storage) }
+    }
+
+    @Test func twoInstancesShareOneTable() async throws {
+        let first = try await PostgresTestServer.storage()
+        let second = try await PostgresTestServer.storage(table: first.options.table)
+
+        try await first.set(Data("kharkiv".utf8), forKey: "city")
+
+        #expect(try await second.value(forKey: "city") == Data("kharkiv".utf8))
+        await second.close()
+        await PostgresTestServer.dispose(first)
+    }
+
+    @Test func concurrentUpdatesFromTwoInstancesAreNotLost() async throws {
+        let first = try await PostgresTestServer.storage()
+        let second = try await PostgresTestServer.storage(table: first.options.table)
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<60 {
+                let storage = index.isMultiple(of: 2) ? first : second
+                group.addTask {
+                    try await storage.update(forKey: "count") { value in
+                        let count = value.flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0
+                        value = Data(String(count + 1).utf8)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+
+        #expect(try await first.value(forKey: "count") == Data("60".utf8))
+        await second.close()
+        await PostgresTestServer.dispose(first)
+    }
+
+    @Test func defaultAndPerEntryTimeToLiveExpireValues() async throws {
+        let clock = ManualClock()
+        let storage = try await PostgresTestServer.storage { options in
+            options.timeToLive = .seconds(60)
+            options.clock = clock
+        }
+        try await storage.set(Data([1]), forKey: "default")
+        try await storage.set(Data([2]), forKey: "short", timeToLive: .seconds(5))
+
+        clock.advance(by: .seconds(5))
+        let afterFive = (try await storage.value(forKey: "default"), try await storage.value(forKey: "short"))
+        clock.advance(by: .seconds(55))
+
+        #expect(afterFive.0 == Data([1]))
+        #expect(afterFive.1 == nil)
+        #expect(try await storage.value(forKey: "default") == nil)
+        #expect(try await storage.keys().isEmpty)
+        #expect(try await storage.removeExpired() == 2)
+        #expect(try await storage.statistics().count == 0)
+        await PostgresTestServer.dispose(storage)
+    }
+
+    @Test func batchesWriteAndReadManyValuesAtOnce() async throws {
+        let storage = try await PostgresTestServer.storage()
+        let values = Dictionary(uniqueKeysWithValues: (0..<500).map { ("key\($0)", Data("\($0)".utf8)) })
+
+        try await storage.setValues(values)
+        let read = try await storage.values(forKeys: ["key1", "key499", "missing"])
+
+        #expect(read == ["key1": Data("1".utf8), "key499": Data("499".utf8)])
+        let statistics = try await storage.statistics()
+        #expect(statistics.count == 500)
+        #expect(statistics.hits == 2)
+        #expect(statistics.misses == 1)
+        await PostgresTestServer.dispose(storage)
+    }
+
+    @Test func removeAllEmptiesTheTable() async throws {
+        let storage = try await PostgresTestServer.storage()
+        try await storage.setValues(["a": Data([1]), "b": Data([2])])
+
+        try await storage.removeAll()
+
+        #expect(try await storage.keys().isEmpty)
+        await PostgresTestServer.dispose(storage)
+    }
+
+    @Test func keysSwiftConsidersEqualShareOneValue() async throws {
+        let storage = try await PostgresTestServer.storage()
+
+        try await storage.set(Data([1]), forKey: "caf\u{E9}")
+
+        #expect(try await storage.value(forKey: "cafe\u{301}") == Data([1]))
+        await PostgresTestServer.dispose(storage)
+    }
+
+    /// A key with a short description, so long keys do not flood the test log.
+    struct HostileKey: CustomTestStringConvertible, Sendable {
+        let key: String
+        var testDescription: String {
+            key.count > 40 ? "\(key.prefix(20))… (\(key.utf8.count) bytes)" : key.debugDescription
+        }
+    }
+
+    static let hostileKeys = [
+        "'); DROP TABLE x; --",
+        "x'; DELETE FROM strata_values; --",
+        "\" OR 1=1 --",
+        "$1",
+        "a\u{0}b",
+        "\\x00",
+        String(repeating: "k", count: 10_000),
+        "ключ 🔑",
+        "",
+    ].map(HostileKey.init)
+
+    @Test(arguments: hostileKeys)
+    func hostileKeysAreStoredVerbatimAndChangeNoStatement(hostile: HostileKey) async throws {
+        let storage = try await PostgresTestServer.storage()
+        try await storage.set(Data("safe".utf8), forKey: "other")
+
+        try await storage.set(Data("value".utf8), forKey: hostile.key)
+        let read = try await storage.value(forKey: hostile.key)
+        let keys = Set(try await storage.keys())
+        let batch = try await storage.values(forKeys: [hostile.key])
+        try await storage.update(forKey: hostile.key) { value in value = Data("updated".utf8) }
+        let updated = try await storage.value(forKey: hostile.key)
+        try await storage.removeValue(forKey: hostile.key)
+
+        #expect(read == Data("value".utf8))
+        #expect(keys == [hostile.key, "other"])
+        #expect(batch == [hostile.key: Data("value".utf8)])
+        #expect(updated == Data("updated".utf8))
+        #expect(try await storage.keys() == ["other"])
+        #expect(try await storage.value(forKey: "other") == Data("safe".utf8))
+        await PostgresTestServer.dispose(storage)
+    }
+
+    @Test func aValueThatDoesNotDecodeIsADecodingError() async throws {
+        struct City: Codable, Sendable { var name: String }
+        let storage = try await PostgresTestServer.storage()
+        try await storage.set(Data("not json".utf8), forKey: "kyiv")
+
+        let error = await #expect(throws: StorageError.self) {
+            try await storage.json(City.self).value(forKey: "kyiv")
+        }
+
+        #expect(error?.code == .decodingFailed)
+        await PostgresTestServer.dispose(storage)
+    }
+
+    @Test func aClosedStorageThrowsClosed() async throws {
+        let storage = try await PostgresTestServer.storage()
+        await PostgresTestServer.dispose(storage)
+
+        let error = await #expect(throws: StorageError.self) {
+            try await storage.set(Data([1]), forKey: "a")
+        }
+
+        #expect(error?.code == .closed)
+    }
+
+    @Test func aServerThatIsNotThereFailsPromptlyWithIO() async throws {
+        var options = PostgresStorage.Options()
+        options.operationTimeout = .seconds(1)
+        let started = ContinuousClock.now
+
+        let error = await #expect(throws: StorageError.self) {
+            try await PostgresStorage(url: "postgres://postgres@127.0.0.1:1/strata", options: options)
+        }
+
+        #expect(error?.code == .io)
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+
+    @Test(arguments: ["http://host/db", "postgres:///db", "postgres://h/db?sslmode=sometimes"])
+    func unusableURLsAreRejected(url: String) async {
+        let error = await #expect(throws: StorageError.self) {
+            try await PostgresStorage(url: url)
+        }
+
+        #expect(error?.code == .invalidConfiguration)
+    }
+
+    @Test(arguments: ["", "Values", "x; DROP TABLE y", "1abc", String(repeating: "a", count: 49)])
+    func unusableTableNamesAreRejected(table: String) async {
+        let error = await #expect(throws: StorageError.self) {
+            try await PostgresStorage(url: "postgres://postgres@127.0.0.1:1/strata", options: .init(table: table))
+        }
+
+        #expect(error?.code == .invalidConfiguration)
+    }
+
+    @Test func aServerErrorKeepsTheServersMessage() async throws {
+        let storage = try await PostgresTestServer.storage()
+        await PostgresTestServer.dropTableKeepingStorageOpen(storage)
+
+        let error = await #expect(throws: StorageError.self) {
+            try await storage.set(Data([1]), forKey: "a")
+        }
+
+        #expect(error?.code == .io)
+        #expect(error?.message.contains("does not exist") == true)
+        await storage.close()
+    }
+}
+
+/// Storages a behaviour suite opened, to drop their tables afterwards.
+final class OpenedStorages: Sendable {
+    private let storages = Mutex<[PostgresStorage]>([])
+
+    func append(_ storage: PostgresStorage) {
+        storages.withLock { $0.append(storage) }
+    }
+
+    var all: [PostgresStorage] {
+        storages.withLock { $0 }
+    }
+}
