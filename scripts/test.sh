@@ -52,16 +52,22 @@ if [ -z "${STRATA_POSTGRES_URL:-}" ]; then
 fi
 export STRATA_POSTGRES_URL
 
-heavy='StressTests|DiskStorageProcessTests|PostgresProcessTests|PostgresFaultTests'
+heavy='StressTests|DiskStorageProcessTests'
+# The PostgreSQL suites that kill a server or drive another process: their time limits assume
+# the cooperative thread pool is not saturated, so they run after the stress suites, alone.
+postgres_heavy='PostgresProcessTests|PostgresFaultTests'
 step "Running the test suite (all but the stress and multi-process suites)"
 # The stress suites keep the test pool's few threads busy for seconds at a time, and the
 # multi-process suites run writer processes flat out on the machine's cores; alongside
 # latency-sensitive tests (the local HTTP server's 5 s deadlines) they would starve them. They
 # run on their own right after.
-swift test --skip-build --skip "$heavy" 2>&1 | tee "$log_dir/test.log"
+swift test --skip-build --skip "$heavy|$postgres_heavy" 2>&1 | tee "$log_dir/test.log"
 
 step "Running the stress and multi-process suites"
 swift test --skip-build --filter "$heavy" 2>&1 | tee "$log_dir/heavy.log"
+
+step "Running the PostgreSQL fault and multi-process suites"
+swift test --skip-build --filter "$postgres_heavy" 2>&1 | tee "$log_dir/postgres.log"
 
 if [ "$skip_tsan" = 0 ]; then
     step "Running the stress tests under ThreadSanitizer"
