@@ -16,7 +16,7 @@ import Synchronization
 /// The storage owns a `PostgresClient` and the task that runs it: call ``close()`` when done
 /// (releasing the storage also stops it). Every operation has a time limit
 /// (``Options/operationTimeout``), so a server that is down fails calls with
-/// ``StorageError/Code/io`` instead of hanging them; the pool reconnects when the server is back.
+/// `StorageError.Code.io` instead of hanging them; the pool reconnects when the server is back.
 /// Any task may use a `PostgresStorage`.
 ///
 /// ```swift
@@ -43,7 +43,7 @@ public final class PostgresStorage: Sendable {
     let client: PostgresClient
     private let runner: Task<Void, Never>
     private let isClosed = Atomic(false)
-    private let counters = Mutex(Counters())
+    private let counters = LockedState(Counters())
     let name = "PostgresStorage"
     let table: String
     private let server: String
@@ -53,8 +53,8 @@ public final class PostgresStorage: Sendable {
     /// optionally with `?sslmode=disable|prefer|require`; `disable` by default) and creates the
     /// table when it is missing.
     ///
-    /// - Throws: ``StorageError`` code ``StorageError/Code/invalidConfiguration`` for a URL or
-    ///   option it cannot use, ``StorageError/Code/io`` when the server cannot be reached within
+    /// - Throws: `StorageError` code `StorageError.Code.invalidConfiguration` for a URL or
+    ///   option it cannot use, `StorageError.Code.io` when the server cannot be reached within
     ///   ``Options/operationTimeout`` or refuses the table.
     public convenience init(url: String, options: Options = Options()) async throws(StorageError) {
         let configuration = try Self.configuration(from: url)
@@ -106,7 +106,7 @@ public final class PostgresStorage: Sendable {
         runner.cancel()
     }
 
-    /// Stops the pool and closes its connections; later calls throw ``StorageError/Code/closed``.
+    /// Stops the pool and closes its connections; later calls throw `StorageError.Code.closed`.
     /// Calling it again does nothing.
     public func close() async {
         guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
@@ -165,7 +165,7 @@ public final class PostgresStorage: Sendable {
     }
 
     /// Runs `operation` on a pooled connection within ``Options/operationTimeout``, turning every
-    /// failure into a ``StorageError``.
+    /// failure into a `StorageError`.
     @discardableResult
     func perform<Value: Sendable>(
         _ action: String,
@@ -219,7 +219,7 @@ public final class PostgresStorage: Sendable {
         }
     }
 
-    /// Turns a PostgresNIO error into a ``StorageError``, keeping the server's message.
+    /// Turns a PostgresNIO error into a `StorageError`, keeping the server's message.
     func mapError(_ error: any Error, key: String?, _ action: String) -> StorageError {
         if let error = error as? StorageError { return error }
         if isClosed.load(ordering: .acquiring) {
@@ -361,9 +361,9 @@ public final class PostgresStorage: Sendable {
 
     /// Returns the value for `key`, or `nil` if there is none or it has expired.
     ///
-    /// - Throws: ``StorageError`` code ``StorageError/Code/io`` when the server cannot be
-    ///   reached or fails, ``StorageError/Code/timedOut`` when it answers too slowly,
-    ///   ``StorageError/Code/closed`` after ``close()``.
+    /// - Throws: `StorageError` code `StorageError.Code.io` when the server cannot be
+    ///   reached or fails, `StorageError.Code.timedOut` when it answers too slowly,
+    ///   `StorageError.Code.closed` after ``close()``.
     public func value(forKey key: String) async throws(StorageError) -> Data? {
         let stored = storedKey(key)
         let now = now()
@@ -566,7 +566,7 @@ public final class PostgresStorage: Sendable {
     /// `body` runs once, while the key's lock is held: keep it short, and do not use this
     /// storage's same key from inside it.
     ///
-    /// - Throws: ``StorageError/Code/updateAborted`` when `body` throws (the transaction is rolled
+    /// - Throws: `StorageError.Code.updateAborted` when `body` throws (the transaction is rolled
     ///   back), or any error of ``value(forKey:)``.
     @discardableResult
     public func update<Result>(

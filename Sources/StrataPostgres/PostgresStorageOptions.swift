@@ -9,8 +9,8 @@ extension PostgresStorage {
         /// How long a value lives when `set` gives it no time of its own; `nil` for forever.
         public var timeToLive: Duration?
         /// How long an operation may take, waiting for a connection included, before it fails:
-        /// with ``StorageError/Code/io`` when no connection to the server could be made in that
-        /// time, ``StorageError/Code/timedOut`` when the server took too long to answer. Ten seconds
+        /// with `StorageError.Code.io` when no connection to the server could be made in that
+        /// time, `StorageError.Code.timedOut` when the server took too long to answer. Ten seconds
         /// by default.
         public var operationTimeout: Duration = .seconds(10)
         /// How long opening one connection may take. Five seconds by default.

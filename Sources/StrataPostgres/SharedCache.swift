@@ -41,14 +41,17 @@ public final class SharedCache: Sendable {
     public let memory: MemoryStorage<String, Data>
     /// The shared storage behind it.
     public let storage: PostgresStorage
-    private let listener: Mutex<Task<Void, Never>?> = Mutex(nil)
+    private let listener: LockedState<Task<Void, Never>?> = LockedState(nil)
     private let state: SharedCacheListener
 
     /// Puts `memory` in front of `storage` and starts listening; returns once notifications flow.
     ///
-    /// - Parameter onInvalidation: Called (on the listening task) after each invalidation was
-    ///   applied to memory; for statistics and tests.
-    /// - Throws: ``StorageError/Code/io`` when listening could not start within the storage's
+    /// - Parameters:
+    ///   - memory: The memory layer, which this cache keeps fresh.
+    ///   - storage: The shared storage behind it, whose changes other processes announce.
+    ///   - onInvalidation: Called (on the listening task) after each invalidation was applied to
+    ///     memory; for statistics and tests.
+    /// - Throws: `StorageError.Code.io` when listening could not start within the storage's
     ///   ``PostgresStorage/Options/operationTimeout``.
     public init(
         memory: MemoryStorage<String, Data>,
@@ -127,7 +130,7 @@ extension SharedCache: UpdatableStorage, EnumerableStorage, ClearableStorage {
         return value
     }
 
-    /// Answers a memory hit without suspending; anything else is ``ImmediateLookup/unavailable``.
+    /// Answers a memory hit without suspending; anything else is `ImmediateLookup.unavailable`.
     public func immediateValue(forKey key: String) -> ImmediateLookup<Data> {
         guard isUsingMemory, let value = memory.value(forKey: key) else { return .unavailable }
         return .found(value)

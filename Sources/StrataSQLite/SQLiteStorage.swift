@@ -13,7 +13,7 @@ import Synchronization
 /// parameters, so no key can change a statement.
 ///
 /// Every method is synchronous and does its I/O on the calling thread; the same methods satisfy
-/// the async ``Storage`` protocols. Any task or thread may use it, and several processes may
+/// the async `Storage` protocols. Any task or thread may use it, and several processes may
 /// share a file.
 ///
 /// ```swift
@@ -44,10 +44,10 @@ public final class SQLiteStorage: Sendable {
 
     /// Opens (creating if needed) the SQLite database at `path`.
     ///
-    /// - Throws: ``StorageError`` code ``StorageError/Code/corrupted`` when the file is not a
-    ///   SQLite database or is damaged, ``StorageError/Code/unsupported`` when a newer version of
-    ///   Strata wrote it, ``StorageError/Code/invalidConfiguration`` for an option out of range,
-    ///   ``StorageError/Code/io`` when it cannot be opened or created.
+    /// - Throws: `StorageError` code `StorageError.Code.corrupted` when the file is not a
+    ///   SQLite database or is damaged, `StorageError.Code.unsupported` when a newer version of
+    ///   Strata wrote it, `StorageError.Code.invalidConfiguration` for an option out of range,
+    ///   `StorageError.Code.io` when it cannot be opened or created.
     public init(path: String, options: Options = Options()) throws(StorageError) {
         self.path = path
         self.options = options
@@ -147,7 +147,7 @@ public final class SQLiteStorage: Sendable {
         return StorageError(.io, storage: "SQLiteStorage", message: "cannot open \(path)", underlying: error)
     }
 
-    /// Turns a GRDB error into a ``StorageError``.
+    /// Turns a GRDB error into a `StorageError`.
     func mapError(_ error: any Error, key: String?, _ message: String) -> StorageError {
         if let error = error as? StorageError { return error }
         if isClosed.load(ordering: .acquiring) {
@@ -237,9 +237,9 @@ public final class SQLiteStorage: Sendable {
     /// A read only reads, unless the value's access time is older than
     /// ``Options/recencyResolution``; then it also records the access.
     ///
-    /// - Throws: ``StorageError`` code ``StorageError/Code/corrupted`` when the row holds no
-    ///   blob or the file is damaged, ``StorageError/Code/io`` when SQLite fails,
-    ///   ``StorageError/Code/closed`` after ``close()``.
+    /// - Throws: `StorageError` code `StorageError.Code.corrupted` when the row holds no
+    ///   blob or the file is damaged, `StorageError.Code.io` when SQLite fails,
+    ///   `StorageError.Code.closed` after ``close()``.
     public func value(forKey key: String) throws(StorageError) -> Data? {
         let key = normalizedKey(key)
         let now = now()
@@ -261,7 +261,7 @@ public final class SQLiteStorage: Sendable {
         return value
     }
 
-    /// Reads synchronously, always: ``ImmediateLookup/found(_:)`` or ``ImmediateLookup/absent``.
+    /// Reads synchronously, always: `ImmediateLookup.found(_:)` or `ImmediateLookup.absent`.
     /// The read blocks the calling thread for SQLite's I/O.
     public func immediateValue(forKey key: String) throws(StorageError) -> ImmediateLookup<Data> {
         ImmediateLookup(try value(forKey: key))
@@ -373,10 +373,10 @@ public final class SQLiteStorage: Sendable {
 
     /// Stores `value` for `key` with the default time to live.
     ///
-    /// - Throws: ``StorageError`` code ``StorageError/Code/capacityExceeded`` when the value
+    /// - Throws: `StorageError` code `StorageError.Code.capacityExceeded` when the value
     ///   alone is larger than ``Options/maximumByteCount`` (nothing is written),
-    ///   ``StorageError/Code/timedOut`` when another process held the write lock too long,
-    ///   ``StorageError/Code/io`` when SQLite fails.
+    ///   `StorageError.Code.timedOut` when another process held the write lock too long,
+    ///   `StorageError.Code.io` when SQLite fails.
     public func set(_ value: Data, forKey key: String) throws(StorageError) {
         try setValues([key: value], timeToLive: nil)
     }
@@ -463,14 +463,14 @@ public final class SQLiteStorage: Sendable {
 
     /// Removes the value for `key`, if any.
     ///
-    /// - Throws: ``StorageError/Code/io`` when SQLite fails.
+    /// - Throws: `StorageError.Code.io` when SQLite fails.
     public func removeValue(forKey key: String) throws(StorageError) {
         try removeValues(forKeys: [key])
     }
 
     /// Removes the values for `keys` in one transaction.
     ///
-    /// - Throws: ``StorageError/Code/io`` when SQLite fails.
+    /// - Throws: `StorageError.Code.io` when SQLite fails.
     public func removeValues(forKeys keys: some Sequence<String>) throws(StorageError) {
         let keys = keys.map(normalizedKey)
         do {
@@ -516,7 +516,7 @@ public final class SQLiteStorage: Sendable {
     /// `body` runs once, inside the transaction, so other writers (threads or processes) wait
     /// for it: keep it short, and do not use this storage from inside it.
     ///
-    /// - Throws: ``StorageError/Code/updateAborted`` when `body` throws (nothing is written), or
+    /// - Throws: `StorageError.Code.updateAborted` when `body` throws (nothing is written), or
     ///   any error of ``value(forKey:)`` and ``set(_:forKey:)``.
     @discardableResult
     public func update<Result>(

@@ -16,7 +16,7 @@ extension SQLiteStorage {
         /// recently used eviction is exact to within this interval. One minute by default.
         public var recencyResolution: Duration = .seconds(60)
         /// How long a call waits for another process's write lock before failing with
-        /// ``StorageError/Code/timedOut``. Five seconds by default.
+        /// `StorageError.Code.timedOut`. Five seconds by default.
         public var busyTimeout: Duration = .seconds(5)
         /// The time source for access and expiry times.
         public var clock: any StorageClock = SystemClock()
