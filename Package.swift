@@ -136,7 +136,8 @@ let package = Package(
         .testTarget(
             name: "StrataPostgresTests",
             dependencies: [
-                "Strata", "StrataPostgres", "StrataTesting", "strata",
+                "Strata", "StrataPostgres", "StrataTesting", "StrataTestSupport", "strata",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),

@@ -41,6 +41,8 @@ public final class PostgresStorage: Sendable {
     public var channel: String { options.table + "_changes" }
 
     let client: PostgresClient
+    /// The logger and metrics of ``Options/logger`` and ``Options/metrics``, or `nil` for neither.
+    let observer: StorageObserver?
     private let runner: Task<Void, Never>
     private let isClosed = Atomic(false)
     private let counters = LockedState(Counters())
@@ -88,6 +90,7 @@ public final class PostgresStorage: Sendable {
         self.configuration = configuration
         self.options = options
         self.instanceName = instanceName
+        self.observer = StorageObserver.make(storage: "PostgresStorage", logger: options.logger, metrics: options.metrics)
         self.table = options.table
         self.server = "\(configuration.host ?? configuration.unixSocketPath ?? "?"):\(configuration.port ?? 5432)"
         let client = PostgresClient(configuration: configuration)

@@ -1,3 +1,4 @@
+public import Logging
 public import Strata
 
 extension PostgresStorage {
@@ -20,6 +21,14 @@ extension PostgresStorage {
         /// The time source for expiry times. Every process sharing a table should have clocks that
         /// agree, as expiry times are written by the writer's clock and compared with the reader's.
         public var clock: any StorageClock = SystemClock()
+        /// Where the storage reports what a user must hear about and no call returns: a
+        /// ``SharedCache`` that lost its listening connection (at `.warning`) and that
+        /// reconnected (at `.notice`, with the reason and the number of attempts). Never keys or
+        /// values. `nil` (the default) logs nothing.
+        public var logger: Logger?
+        /// Metrics under a label prefix, through swift-metrics: for now the `reconnects` counter
+        /// of ``SharedCache``'s listening connection. `nil` (the default) reports nothing.
+        public var metrics: StorageMetrics?
 
         /// Creates the default options: table `strata_values`, no expiry.
         public init() {}

@@ -30,6 +30,9 @@ final class SharedCacheListener: Sendable {
         let channel = storage.channel
         let token = UUID().uuidString
         let own = storage.instanceName
+        // Why the last listening connection ended and how many tries have failed since, while
+        // reconnecting; reported once notifications flow again.
+        let lost = LockedState<(reason: String, attempts: Int)?>(nil)
         while !Task.isCancelled {
             do {
                 try await storage.client.withConnection { connection in
@@ -41,12 +44,33 @@ final class SharedCacheListener: Sendable {
                             logger: PostgresStorage.logger
                         )
                         for try await notification in notifications {
-                            handle(notification.payload, own: own, token: token, signalReady: signalReady)
+                            let becameReady = handle(
+                                notification.payload,
+                                own: own,
+                                token: token,
+                                signalReady: signalReady
+                            )
+                            if becameReady, let (reason, attempts) = lost.withLock({ $0.take() }) {
+                                storage.observer?.recordReconnect(after: reason, attempts: attempts)
+                            }
                         }
                     }
                 }
             } catch {
                 // The connection failed: fall through to forget everything and reconnect.
+                let first = lost.withLock { lost in
+                    let first = lost == nil
+                    lost = (lost?.reason ?? "\(error)", (lost?.attempts ?? 0) + 1)
+                    return first
+                }
+                if first, !Task.isCancelled {
+                    storage.observer?.log(
+                        .warning,
+                        "SharedCache lost its listening connection; memory is bypassed until it reconnects",
+                        reason: "\(error)",
+                        key: nil
+                    )
+                }
             }
             isListening.store(false, ordering: .releasing)
             invalidate(.all)
@@ -58,13 +82,16 @@ final class SharedCacheListener: Sendable {
         signalReady.finish()
     }
 
+    /// Applies one notification; returns whether it was this cache's own "ready" announcement,
+    /// after which memory is in use again.
+    @discardableResult
     func handle(
         _ payload: String,
         own: String,
         token: String,
         signalReady: AsyncStream<Void>.Continuation
-    ) {
-        guard let space = payload.firstIndex(of: " ") else { return }
+    ) -> Bool {
+        guard let space = payload.firstIndex(of: " ") else { return false }
         let sender = payload[..<space]
         let message = payload[payload.index(after: space)...]
         if sender == own {
@@ -73,8 +100,9 @@ final class SharedCacheListener: Sendable {
                 invalidate(.all)
                 isListening.store(true, ordering: .releasing)
                 signalReady.yield()
+                return true
             }
-            return
+            return false
         }
         if message == "*" {
             invalidate(.all)
@@ -83,6 +111,7 @@ final class SharedCacheListener: Sendable {
         {
             invalidate(.key(String(decoding: bytes, as: UTF8.self)))
         }
+        return false
     }
 
     func invalidate(_ invalidation: SharedCache.Invalidation) {
