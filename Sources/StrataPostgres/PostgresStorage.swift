@@ -90,7 +90,11 @@ public final class PostgresStorage: Sendable {
         self.configuration = configuration
         self.options = options
         self.instanceName = instanceName
-        self.observer = StorageObserver.make(storage: "PostgresStorage", logger: options.logger, metrics: options.metrics)
+        self.observer = StorageObserver.make(
+            storage: "PostgresStorage",
+            logger: options.logger,
+            metrics: options.metrics
+        )
         self.table = options.table
         self.server = "\(configuration.host ?? configuration.unixSocketPath ?? "?"):\(configuration.port ?? 5432)"
         let client = PostgresClient(configuration: configuration)
