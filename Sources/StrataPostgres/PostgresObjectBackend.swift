@@ -19,15 +19,15 @@ public import StrataObjects
 /// ```
 ///
 /// The backend borrows the ``PostgresStorage``'s pool, time limits and error handling: close the
-/// storage when done. Its tables are `<table> (key BYTEA PRIMARY KEY, data JSONB, indexes JSONB)`
-/// and `<table>_attachments`. Keys, records, attachment names and query values reach the server
+/// storage when done. Its tables are `<table> (key BYTEA PRIMARY KEY, data JSONB, indexes JSONB)`,
+/// `<table>_attachments` and `<table>_indexes` (the names of the indexes filled). Keys, records, attachment names and query values reach the server
 /// only as bound parameters. PostgreSQL normalizes `JSONB` (key order, spacing), so a record reads
 /// back equal as JSON but not byte for byte; and `JSONB` cannot hold the character U+0000, so an
 /// object with it in a string is refused with ``StorageError/Code/io``.
 ///
-/// Saving a record decodes it once as `Object` to compute its index values. Unlike
-/// ``SQLiteObjectBackend`` it does not fill an index declared after records were written: those
-/// records enter the index when next saved. Any task may use it.
+/// Saving a record decodes it once as `Object` to compute its index values. An index declared for
+/// the first time is filled from the existing records when the backend is created (which decodes
+/// each once); one no longer declared is dropped. Any task may use it.
 public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedObjectStoreBackend {
     /// The storage whose connections, time limits and lifetime the backend uses.
     public let storage: PostgresStorage
@@ -94,7 +94,67 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
                     """,
                     logger: PostgresStorage.logger
                 )
+                try await connection.query(
+                    "CREATE TABLE IF NOT EXISTS \(unescaped: table)_indexes (name TEXT PRIMARY KEY)",
+                    logger: PostgresStorage.logger
+                )
+                try await Self.prepareIndexes(indexes, table: table, on: connection)
             }
+        }
+    }
+
+    /// Fills the indexes new to the table from its records and drops those no longer declared.
+    private static func prepareIndexes(
+        _ indexes: [ObjectIndex<Object>],
+        table: String,
+        on connection: PostgresConnection
+    ) async throws {
+        let rows = try await connection.query(
+            "SELECT name FROM \(unescaped: table)_indexes",
+            logger: PostgresStorage.logger
+        )
+        var existing: Set<String> = []
+        for try await name in rows.decode(String.self) { existing.insert(name) }
+        for name in existing.subtracting(indexes.map(\.name)) {
+            try await connection.query(
+                "UPDATE \(unescaped: table) SET indexes = indexes - \(name) WHERE indexes ? \(name)",
+                logger: PostgresStorage.logger
+            )
+            try await connection.query(
+                "DELETE FROM \(unescaped: table)_indexes WHERE name = \(name)",
+                logger: PostgresStorage.logger
+            )
+        }
+        let new = indexes.filter { !existing.contains($0.name) }
+        guard !new.isEmpty else { return }
+        let records = try await connection.query(
+            "SELECT key, data::text FROM \(unescaped: table)",
+            logger: PostgresStorage.logger
+        )
+        var updates: [(key: Data, values: String)] = []
+        let decoder = JSONDecoder()
+        for try await (key, text) in records.decode((Data, String).self) {
+            // A record that does not decode is left out of the index; ObjectStore.verify() reports it.
+            guard let object = try? decoder.decode(Object.self, from: Data(text.utf8)) else { continue }
+            var values: [String: JSONIndexValue] = [:]
+            for index in new {
+                if let value = index.value(of: object) { values[index.name] = JSONIndexValue(value: value) }
+            }
+            if !values.isEmpty {
+                updates.append((key, String(decoding: try JSONEncoder().encode(values), as: UTF8.self)))
+            }
+        }
+        for update in updates {
+            try await connection.query(
+                "UPDATE \(unescaped: table) SET indexes = indexes || \(update.values)::jsonb WHERE key = \(update.key)",
+                logger: PostgresStorage.logger
+            )
+        }
+        for index in new {
+            try await connection.query(
+                "INSERT INTO \(unescaped: table)_indexes (name) VALUES (\(index.name)) ON CONFLICT DO NOTHING",
+                logger: PostgresStorage.logger
+            )
         }
     }
 

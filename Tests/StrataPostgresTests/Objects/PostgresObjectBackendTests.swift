@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import Strata
 import StrataObjects
+import Synchronization
 import Testing
 
 @testable import StrataPostgres
@@ -17,6 +18,29 @@ struct IndexedNote: Codable, Identifiable, Sendable, Hashable {
     static let indexes: [ObjectIndex<IndexedNote>] = [
         .init("priority", \.priority), .init("title", \.title), .init("rating", \.rating),
     ]
+}
+
+/// A note whose decodes are counted, to prove an indexed query decodes only its results.
+struct CountedIndexedNote: Codable, Identifiable, Sendable, Hashable {
+    static let decodes = Atomic(0)
+
+    var id = UUID()
+    var priority: Int
+
+    init(priority: Int) {
+        self.priority = priority
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, priority
+    }
+
+    init(from decoder: any Decoder) throws {
+        Self.decodes.add(1, ordering: .relaxed)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(UUID.self, forKey: .id)
+        priority = try container.decode(Int.self, forKey: .priority)
+    }
 }
 
 /// An object with a `String` ID, for hostile IDs.
@@ -53,6 +77,10 @@ struct TaggedObject: Codable, Identifiable, Sendable, Hashable {
             try await connection.query("DROP TABLE IF EXISTS \(unescaped: table)", logger: PostgresStorage.logger)
             try await connection.query(
                 "DROP TABLE IF EXISTS \(unescaped: table)_attachments",
+                logger: PostgresStorage.logger
+            )
+            try await connection.query(
+                "DROP TABLE IF EXISTS \(unescaped: table)_indexes",
                 logger: PostgresStorage.logger
             )
         }
@@ -199,6 +227,49 @@ struct TaggedObject: Codable, Identifiable, Sendable, Hashable {
 
                 #expect(found.map(\.id) == expected.map(\.note.id), "\(query)")
             }
+        }
+    }
+
+    @Test func anIndexedQueryDecodesOnlyItsResults() async throws {
+        let notes = (0..<300).map { CountedIndexedNote(priority: $0 % 10) }
+        try await withBackend(CountedIndexedNote.self, indexes: [.init("priority", \.priority)]) { backend in
+            try await ObjectStore<CountedIndexedNote>(backend: backend).save(contentsOf: notes)
+            let store = ObjectStore<CountedIndexedNote>(backend: backend, options: .init(keepsObjectsInMemory: false))
+            let before = CountedIndexedNote.decodes.load(ordering: .relaxed)
+
+            let found = try await store.objects(indexed: "priority", .equal(7))
+            let counted = try await store.count(indexed: "priority", .greaterThan(7))
+
+            #expect(CountedIndexedNote.decodes.load(ordering: .relaxed) - before == found.count)
+            #expect(Set(found) == Set(notes.filter { $0.priority == 7 }))
+            #expect(counted == 60)
+        }
+    }
+
+    @Test func anIndexDeclaredLaterIsFilledFromExistingRecords() async throws {
+        let notes = (0..<50).map { IndexedNote(title: "n\($0)", priority: $0 % 5) }
+        try await withBackend(IndexedNote.self, indexes: [.init("title", \.title)]) { backend in
+            try await ObjectStore<IndexedNote>(backend: backend).save(contentsOf: notes)
+
+            let reopened = try await PostgresObjectBackend<IndexedNote>(
+                storage: backend.storage,
+                table: backend.table,
+                indexes: [.init("priority", \.priority)]
+            )
+            let store = ObjectStore<IndexedNote>(backend: reopened)
+
+            let found = try await store.objects(indexed: "priority", .equal(3))
+            #expect(Set(found) == Set(notes.filter { $0.priority == 3 }))
+            let dropped = try await backend.storage.perform("read", key: nil) { [table = backend.table] connection in
+                let rows = try await connection.query(
+                    "SELECT count(*)::bigint FROM \(unescaped: table) WHERE indexes ? 'title'",
+                    logger: PostgresStorage.logger
+                )
+                var count = -1
+                for try await value in rows.decode(Int.self) { count = value }
+                return count
+            }
+            #expect(dropped == 0)
         }
     }
 }
