@@ -124,7 +124,7 @@ let package = Package(
         .testTarget(
             name: "StrataObjectsTests",
             dependencies: [
-                "Strata", "StrataObjects", "StrataTesting", "StrataTestSupport", "strata",
+                "Strata", "StrataObjects", "StrataSQLite", "StrataTesting", "StrataTestSupport", "strata",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

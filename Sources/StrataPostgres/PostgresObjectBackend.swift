@@ -6,7 +6,7 @@ public import Strata
 public import StrataObjects
 
 /// An object store backend in a PostgreSQL table: each record in a `JSONB` column, attachments
-/// as `BYTEA`, and index values kept beside each record so an ``IndexQuery`` is answered by SQL.
+/// as `BYTEA`, and index values kept beside each record so an `IndexQuery` is answered by SQL.
 ///
 /// ```swift
 /// let database = try await PostgresStorage(url: "postgres://app@127.0.0.1:5432/app")
@@ -23,7 +23,7 @@ public import StrataObjects
 /// `<table>_attachments` and `<table>_indexes` (the names of the indexes filled). Keys, records, attachment names and query values reach the server
 /// only as bound parameters. PostgreSQL normalizes `JSONB` (key order, spacing), so a record reads
 /// back equal as JSON but not byte for byte; and `JSONB` cannot hold the character U+0000, so an
-/// object with it in a string is refused with ``StorageError/Code/io``.
+/// object with it in a string is refused with `StorageError/Code/io`.
 ///
 /// Saving a record decodes it once as `Object` to compute its index values. An index declared for
 /// the first time is filled from the existing records when the backend is created (which decodes
@@ -40,7 +40,7 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
 
     /// Creates the backend's tables when they are missing.
     ///
-    /// - Throws: ``StorageError`` code ``StorageError/Code/invalidConfiguration`` for a table name
+    /// - Throws: `StorageError` code `StorageError/Code/invalidConfiguration` for a table name
     ///   that is not lowercase letters, digits and underscores (at most 48), or duplicate index
     ///   names; the errors of the storage's operations otherwise.
     public init(
@@ -307,10 +307,10 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
 
     /// The keys of the records that match `query`, found by SQL on the `indexes` column alone.
     ///
-    /// Values order as ``IndexValue`` orders them: numbers (compared as `numeric`) before strings
+    /// Values order as `IndexValue` orders them: numbers (compared as `numeric`) before strings
     /// (compared byte by byte, `COLLATE "C"`).
     ///
-    /// - Throws: ``StorageError/Code/invalidConfiguration`` when no index is named `query.index`,
+    /// - Throws: `StorageError/Code/invalidConfiguration` when no index is named `query.index`,
     ///   or the errors of the storage's operations.
     public func keys(matching query: IndexQuery) async throws(StorageError) -> [String] {
         guard indexes.contains(where: { $0.name == query.index }) else {
@@ -446,7 +446,7 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
     }
 }
 
-/// An ``IndexValue`` as a JSON number or string.
+/// An `IndexValue` as a JSON number or string.
 private struct JSONIndexValue: Encodable {
     var value: IndexValue
 

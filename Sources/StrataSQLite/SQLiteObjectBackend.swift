@@ -42,9 +42,9 @@ public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObj
     /// Index names must be unique. Opening fills any index that is new to the file, which decodes
     /// every record once; records that cannot be decoded are left out of it.
     ///
-    /// - Throws: ``StorageError`` code ``StorageError/Code/corrupted`` when the file is not a
-    ///   SQLite database or is damaged, ``StorageError/Code/invalidConfiguration`` for duplicate
-    ///   index names, ``StorageError/Code/io`` when it cannot be opened or created.
+    /// - Throws: `StorageError` code `StorageError/Code/corrupted` when the file is not a
+    ///   SQLite database or is damaged, `StorageError/Code/invalidConfiguration` for duplicate
+    ///   index names, `StorageError/Code/io` when it cannot be opened or created.
     public init(
         path: String,
         indexes: [ObjectIndex<Object>] = [],
@@ -78,7 +78,7 @@ public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObj
         }
     }
 
-    /// Closes the database; later calls throw ``StorageError/Code/closed``. Calling it again does
+    /// Closes the database; later calls throw `StorageError/Code/closed`. Calling it again does
     /// nothing.
     public func close() throws(StorageError) {
         guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
@@ -354,8 +354,8 @@ public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObj
     /// The keys of the records that match `query`, found by SQL on the index values alone: no
     /// record is read.
     ///
-    /// - Throws: ``StorageError/Code/invalidConfiguration`` when no index is named `query.index`,
-    ///   ``StorageError/Code/io`` when SQLite fails.
+    /// - Throws: `StorageError/Code/invalidConfiguration` when no index is named `query.index`,
+    ///   `StorageError/Code/io` when SQLite fails.
     public func keys(matching query: IndexQuery) async throws(StorageError) -> [String] {
         guard indexes.contains(where: { $0.name == query.index }) else {
             throw StorageError(
