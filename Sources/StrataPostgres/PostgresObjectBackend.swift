@@ -22,8 +22,9 @@ public import StrataObjects
 /// storage when done. Its tables are `<table> (key BYTEA PRIMARY KEY, data JSONB, indexes JSONB)`,
 /// `<table>_attachments` and `<table>_indexes` (the names of the indexes filled). Keys, records, attachment names and query values reach the server
 /// only as bound parameters. PostgreSQL normalizes `JSONB` (key order, spacing), so a record reads
-/// back equal as JSON but not byte for byte; and `JSONB` cannot hold the character U+0000, so an
-/// object with it in a string is refused with `StorageError/Code/io`.
+/// back equal as JSON but not byte for byte (so `ObjectStore/reload()` reports the objects this
+/// process saved since its last load as updated); and `JSONB` cannot hold the character U+0000, so
+/// an object with it in a string is refused with `StorageError/Code/io`.
 ///
 /// Saving a record decodes it once as `Object` to compute its index values. An index declared for
 /// the first time is filled from the existing records when the backend is created (which decodes

@@ -390,7 +390,7 @@ public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObj
         }
         sql += query.order == .ascending ? " ORDER BY value, key" : " ORDER BY value DESC, key"
         sql += " LIMIT ?"
-        arguments += [query.limit ?? -1]
+        arguments += [query.limit.map { max(0, $0) } ?? -1]
         let finalSQL = sql
         let finalArguments = arguments
         do {

@@ -158,7 +158,7 @@ struct TaggedObject: Codable, Identifiable, Sendable, Hashable {
         ]
         try await withBackend(
             TaggedObject.self,
-            indexes: [.init("id", \.id), .init("value", \.value)]
+            indexes: [.init("'); DROP TABLE x; --", \.id), .init("value", \.value)]
         ) { backend in
             let store = ObjectStore<TaggedObject>(backend: backend, options: .init(keepsObjectsInMemory: false))
 
@@ -171,7 +171,9 @@ struct TaggedObject: Codable, Identifiable, Sendable, Hashable {
             for (value, id) in ids.enumerated() {
                 #expect(try await store.object(withID: id) == TaggedObject(id: id, value: value))
                 #expect(
-                    try await store.objects(indexed: "id", .equal(.text(id))) == [TaggedObject(id: id, value: value)]
+                    try await store.objects(indexed: "'); DROP TABLE x; --", .equal(.text(id))) == [
+                        TaggedObject(id: id, value: value)
+                    ]
                 )
                 #expect(try await store.attachment(named: id, forObjectWithID: id) == Data([1, 2]))
             }

@@ -123,7 +123,7 @@ struct Tagged: Codable, Identifiable, Sendable, Hashable {
     func hostileIDsAreStoredVerbatim(_ id: String) async throws {
         let backend = try SQLiteObjectBackend<Tagged>(
             path: folder.path("hostile.sqlite"),
-            indexes: [.init("id", \.id), .init("value", \.value)]
+            indexes: [.init("'); DROP TABLE x; --", \.id), .init("value", \.value)]
         )
         let store = ObjectStore<Tagged>(backend: backend)
 
@@ -133,7 +133,9 @@ struct Tagged: Codable, Identifiable, Sendable, Hashable {
         let reopened = ObjectStore<Tagged>(backend: backend, options: .init(keepsObjectsInMemory: false))
         #expect(try await reopened.object(withID: id) == Tagged(id: id, value: 7))
         #expect(try await reopened.ids() == [id])
-        #expect(try await reopened.objects(indexed: "id", .equal(.text(id))) == [Tagged(id: id, value: 7)])
+        #expect(
+            try await reopened.objects(indexed: "'); DROP TABLE x; --", .equal(.text(id))) == [Tagged(id: id, value: 7)]
+        )
         #expect(try await reopened.attachment(named: id, forObjectWithID: id) == Data([1, 2]))
         #expect(try await reopened.delete(withID: id))
         #expect(try await reopened.count == 0)
@@ -170,6 +172,22 @@ struct Tagged: Codable, Identifiable, Sendable, Hashable {
         }
 
         #expect(error?.code == .invalidConfiguration)
+    }
+
+    @Test func aLimitOfZeroOrLessFindsNothing() async throws {
+        let backend = try SQLiteObjectBackend<CountedNote>(
+            path: folder.path("limit.sqlite"),
+            indexes: CountedNote.indexes
+        )
+        try await ObjectStore(backend: backend).save(CountedNote(title: "one", priority: 1))
+
+        let none = try await backend.keys(matching: IndexQuery("priority", limit: 0))
+        let negative = try await backend.keys(matching: IndexQuery("priority", limit: -3))
+        let all = try await backend.keys(matching: IndexQuery("priority"))
+
+        #expect(none.isEmpty)
+        #expect(negative.isEmpty)
+        #expect(all.count == 1)
     }
 
     @Test func aStoreWithoutAnIndexingBackendRefusesIndexedQueries() async throws {
