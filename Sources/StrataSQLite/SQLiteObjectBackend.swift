@@ -25,8 +25,9 @@ import Synchronization
 /// declared is dropped. Keys and values reach SQL only as bound parameters; keys are stored
 /// NFC-normalized, as ``SQLiteStorage`` stores them.
 ///
-/// Every method does its I/O on the calling thread. Any task or thread may use it, and several
-/// processes may share a file (each declaring the same indexes).
+/// Reads run concurrently on GRDB's pool of readers and writes are serialized on its writer, off
+/// the calling task's thread. Any task may use it, and several processes may share a file (each
+/// declaring the same indexes).
 public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObjectStoreBackend, Sendable {
     /// The database file's path.
     public let path: String
@@ -277,11 +278,9 @@ public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObj
                         ON CONFLICT (key) DO UPDATE SET data = excluded.data
                         """
                 ).execute(arguments: [storedKey, record])
+                try db.cachedStatement(sql: "DELETE FROM strata_object_index_values WHERE key = ?")
+                    .execute(arguments: [storedKey])
                 if hasIndexes {
-                    if existed {
-                        try db.cachedStatement(sql: "DELETE FROM strata_object_index_values WHERE key = ?")
-                            .execute(arguments: [storedKey])
-                    }
                     let insert = try db.cachedStatement(
                         sql: "INSERT INTO strata_object_index_values (name, key, value) VALUES (?, ?, ?)"
                     )
