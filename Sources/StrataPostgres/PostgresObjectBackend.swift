@@ -118,11 +118,25 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
         for try await name in rows.decode(String.self) { existing.insert(name) }
         for name in existing.subtracting(indexes.map(\.name)) {
             try await connection.query(
+                "DROP INDEX IF EXISTS \(unescaped: btreeName(table: table, index: name))",
+                logger: PostgresStorage.logger
+            )
+            try await connection.query(
                 "UPDATE \(unescaped: table) SET indexes = indexes - \(name) WHERE indexes ? \(name)",
                 logger: PostgresStorage.logger
             )
             try await connection.query(
                 "DELETE FROM \(unescaped: table)_indexes WHERE name = \(name)",
+                logger: PostgresStorage.logger
+            )
+        }
+        for index in indexes where isLiteralIndexName(index.name) {
+            let (kind, number, text) = expressions(name: "'\(index.name)'")
+            try await connection.query(
+                """
+                CREATE INDEX IF NOT EXISTS \(unescaped: btreeName(table: table, index: index.name))
+                ON \(unescaped: table) (\(unescaped: kind), \(unescaped: number), \(unescaped: text), key)
+                """,
                 logger: PostgresStorage.logger
             )
         }
@@ -311,6 +325,10 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
     /// Values order as `IndexValue` orders them: numbers (compared as `numeric`) before strings
     /// (compared byte by byte, `COLLATE "C"`).
     ///
+    /// An index whose name is ASCII letters, digits and underscores (at most 40 of them) has a
+    /// B-tree index on these expressions, created with the backend; a query on any other name
+    /// scans the table (still without reading a record into Swift).
+    ///
     /// - Throws: `StorageError/Code/invalidConfiguration` when no index is named `query.index`,
     ///   or the errors of the storage's operations.
     public func keys(matching query: IndexQuery) async throws(StorageError) -> [String] {
@@ -321,12 +339,61 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
                 message: "there is no index named '\(query.index)'; the indexes are \(indexNames)"
             )
         }
+        let statement = Self.statement(for: query, table: table)
+        return try await perform("cannot query the index '\(query.index)'", key: nil) { connection in
+            let rows = try await connection.query(statement, logger: PostgresStorage.logger)
+            var keys: [String] = []
+            for try await key in rows.decode(Data.self) {
+                keys.append(String(decoding: key, as: UTF8.self))
+            }
+            return keys
+        }
+    }
+
+    // MARK: Index expressions
+
+    /// Whether `name` may be written into SQL as a literal: ASCII letters, digits and underscores,
+    /// at most 40. Only such indexes get a B-tree index on their expressions, which the planner
+    /// can match only when the query spells the name the same way; any other name is bound.
+    static func isLiteralIndexName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 40
+            && name.utf8.allSatisfy { byte in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                    || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "_")
+            }
+    }
+
+    /// The expressions of an index's value in `indexes`, given how the name is spelled: its kind
+    /// (0 for a number, 1 for a string, NULL for none), its number and its text.
+    static func expressions(name: String) -> (kind: String, number: String, text: String) {
+        (
+            "(CASE jsonb_typeof(indexes -> \(name)) WHEN 'number' THEN 0 WHEN 'string' THEN 1 END)",
+            "(CASE WHEN jsonb_typeof(indexes -> \(name)) = 'number' THEN (indexes ->> \(name))::numeric END)",
+            "((CASE WHEN jsonb_typeof(indexes -> \(name)) = 'string' THEN (indexes ->> \(name)) END) COLLATE \"C\")"
+        )
+    }
+
+    /// The name of the B-tree index on the expressions of the index `name`: the table's name and
+    /// 12 hex digits of a hash of `name`, within PostgreSQL's 63 characters.
+    static func btreeName(table: String, index name: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        let hex = String(hash, radix: 16)
+        return table + "_" + String((String(repeating: "0", count: 16) + hex).suffix(12))
+    }
+
+    /// The statement that finds the keys matching `query`; every value is a bound parameter.
+    static func statement(for query: IndexQuery, table: String) -> PostgresQuery {
         var binds = PostgresBindings()
-        binds.append(query.index)
-        // $1 is the index's name; the kind is 0 for a number, 1 for a string, NULL for no value.
-        let kind = "(CASE jsonb_typeof(indexes -> $1) WHEN 'number' THEN 0 WHEN 'string' THEN 1 END)"
-        let number = "(CASE WHEN jsonb_typeof(indexes -> $1) = 'number' THEN (indexes ->> $1)::numeric END)"
-        let text = "(CASE WHEN jsonb_typeof(indexes -> $1) = 'string' THEN (indexes ->> $1) END) COLLATE \"C\""
+        let name: String
+        if isLiteralIndexName(query.index) {
+            name = "'\(query.index)'"
+        } else {
+            binds.append(query.index)
+            name = "$1"
+        }
+        let (kind, number, text) = expressions(name: name)
         func compare(_ comparison: String, _ value: IndexValue) -> String {
             let parameter: String
             let valueKind: Int
@@ -371,15 +438,7 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
             binds.append(max(0, limit))
             sql += " LIMIT $\(binds.count)"
         }
-        let statement = PostgresQuery(unsafeSQL: sql, binds: binds)
-        return try await perform("cannot query the index '\(query.index)'", key: nil) { connection in
-            let rows = try await connection.query(statement, logger: PostgresStorage.logger)
-            var keys: [String] = []
-            for try await key in rows.decode(Data.self) {
-                keys.append(String(decoding: key, as: UTF8.self))
-            }
-            return keys
-        }
+        return PostgresQuery(unsafeSQL: sql, binds: binds)
     }
 
     // MARK: Attachments

@@ -274,4 +274,37 @@ struct TaggedObject: Codable, Identifiable, Sendable, Hashable {
             #expect(dropped == 0)
         }
     }
+
+    @Test func aQueryOnAnIndexWithAPlainNameCanUseItsBTreeIndex() async throws {
+        let notes = (0..<200).map { IndexedNote(title: "n\($0)", priority: $0 % 10) }
+        try await withBackend(IndexedNote.self, indexes: IndexedNote.indexes) { backend in
+            try await ObjectStore<IndexedNote>(backend: backend).save(contentsOf: notes)
+            let btree = PostgresObjectBackend<IndexedNote>.btreeName(table: backend.table, index: "priority")
+            let query = PostgresObjectBackend<IndexedNote>.statement(
+                for: IndexQuery("priority", .equal(3), limit: 5),
+                table: backend.table
+            )
+
+            let plan = try await backend.storage.perform("explain", key: nil) { connection in
+                try await connection.withTransaction(logger: PostgresStorage.logger) { connection in
+                    // The table is small enough for a scan to win; forbid it to see the index is usable.
+                    try await connection.query("SET LOCAL enable_seqscan = off", logger: PostgresStorage.logger)
+                    let rows = try await connection.query(
+                        PostgresQuery(unsafeSQL: "EXPLAIN " + query.sql, binds: query.binds),
+                        logger: PostgresStorage.logger
+                    )
+                    var lines: [String] = []
+                    for try await line in rows.decode(String.self) { lines.append(line) }
+                    return lines.joined(separator: "\n")
+                }
+            }
+
+            #expect(plan.contains(btree), "\(plan)")
+            let found = try await ObjectStore<IndexedNote>(backend: backend).objects(
+                matching: IndexQuery("priority", .equal(3), limit: 5)
+            )
+            #expect(found.count == 5)
+            #expect(found.allSatisfy { $0.priority == 3 })
+        }
+    }
 }
