@@ -58,12 +58,13 @@ let package = Package(
         ),
         .target(
             name: "StrataSQLite",
-            dependencies: ["Strata", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["Strata", "StrataObjects", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(
             name: "StrataPostgres",
             dependencies: [
                 "Strata",
+                "StrataObjects",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -123,20 +124,21 @@ let package = Package(
         .testTarget(
             name: "StrataObjectsTests",
             dependencies: [
-                "Strata", "StrataObjects", "StrataTesting", "StrataTestSupport", "strata",
+                "Strata", "StrataObjects", "StrataSQLite", "StrataTesting", "StrataTestSupport", "strata",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
             name: "StrataSQLiteTests",
             dependencies: [
-                "Strata", "StrataSQLite", "StrataTesting", .product(name: "GRDB", package: "GRDB.swift"),
+                "Strata", "StrataSQLite", "StrataObjects", "StrataTesting",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .testTarget(
             name: "StrataPostgresTests",
             dependencies: [
-                "Strata", "StrataPostgres", "StrataTesting", "StrataTestSupport", "strata",
+                "Strata", "StrataPostgres", "StrataObjects", "StrataTesting", "StrataTestSupport", "strata",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataObjects
+import StrataSQLite
 import Testing
 
 /// A note: the object most tests store.
@@ -66,7 +67,7 @@ struct ScratchFolder {
 
 /// The backends every store test runs on.
 enum BackendKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
-    case folder, memory
+    case folder, memory, sqlite
 
     var testDescription: String { rawValue }
 
@@ -75,6 +76,8 @@ enum BackendKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
         switch self {
         case .folder: try ObjectStore<Object>(url: scratch.child("store"))
         case .memory: ObjectStore<Object>.inMemory()
+        case .sqlite:
+            ObjectStore<Object>(backend: try SQLiteObjectBackend<Object>(path: scratch.path + "/store.sqlite"))
         }
     }
 }

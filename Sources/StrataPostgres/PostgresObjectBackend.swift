@@ -1,0 +1,521 @@
+public import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+public import Strata
+public import StrataObjects
+
+/// An object store backend in a PostgreSQL table: each record in a `JSONB` column, attachments
+/// as `BYTEA`, and index values kept beside each record so an `IndexQuery` is answered by SQL.
+///
+/// ```swift
+/// let database = try await PostgresStorage(url: "postgres://app@127.0.0.1:5432/app")
+/// let backend = try await PostgresObjectBackend<Note>(
+///     storage: database,
+///     table: "notes",
+///     indexes: [.init("priority", \.priority)]
+/// )
+/// let notes = ObjectStore<Note>(backend: backend)
+/// ```
+///
+/// The backend borrows the ``PostgresStorage``'s pool, time limits and error handling: close the
+/// storage when done. Its tables are `<table> (key BYTEA PRIMARY KEY, data JSONB, indexes JSONB)`,
+/// `<table>_attachments` and `<table>_indexes` (the names of the indexes filled). Keys, records, attachment names and query values reach the server
+/// only as bound parameters. PostgreSQL normalizes `JSONB` (key order, spacing), so a record reads
+/// back equal as JSON but not byte for byte (so `ObjectStore/reload()` reports the objects this
+/// process saved since its last load as updated); and `JSONB` cannot hold the character U+0000, so
+/// an object with it in a string is refused with `StorageError/Code/io`.
+///
+/// Saving a record decodes it once as `Object` to compute its index values. An index declared for
+/// the first time is filled from the existing records when the backend is created (which decodes
+/// each once); one no longer declared is dropped. Any task may use it.
+public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedObjectStoreBackend {
+    /// The storage whose connections, time limits and lifetime the backend uses.
+    public let storage: PostgresStorage
+    /// The table holding the records.
+    public let table: String
+    /// The indexes the backend keeps.
+    public let indexes: [ObjectIndex<Object>]
+    /// A short name for error messages.
+    public let name: String
+
+    /// Creates the backend's tables when they are missing.
+    ///
+    /// - Throws: `StorageError` code `StorageError/Code/invalidConfiguration` for a table name
+    ///   that is not lowercase letters, digits and underscores (at most 48), or duplicate index
+    ///   names; the errors of the storage's operations otherwise.
+    public init(
+        storage: PostgresStorage,
+        table: String = "strata_objects",
+        indexes: [ObjectIndex<Object>] = []
+    ) async throws(StorageError) {
+        guard PostgresStorage.isValidTableName(table) else {
+            throw StorageError(
+                .invalidConfiguration,
+                storage: "PostgresObjectBackend",
+                message: "the table name '\(table)' is not lowercase letters, digits and underscores (at most 48)"
+            )
+        }
+        let names = indexes.map(\.name)
+        if Set(names).count != names.count {
+            throw StorageError(
+                .invalidConfiguration,
+                storage: "PostgresObjectBackend",
+                message: "index names must be unique, got \(names)"
+            )
+        }
+        self.storage = storage
+        self.table = table
+        self.indexes = indexes
+        self.name = "PostgresObjectBackend(\(table))"
+        try await perform("cannot create the table \(table)", key: nil) { connection in
+            try await connection.withTransaction(logger: PostgresStorage.logger) { connection in
+                try await connection.query(
+                    "SELECT pg_advisory_xact_lock(hashtext(\(table)))",
+                    logger: PostgresStorage.logger
+                )
+                try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS \(unescaped: table) (
+                        key BYTEA PRIMARY KEY,
+                        data JSONB NOT NULL,
+                        indexes JSONB NOT NULL DEFAULT '{}'
+                    )
+                    """,
+                    logger: PostgresStorage.logger
+                )
+                try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS \(unescaped: table)_attachments (
+                        key BYTEA NOT NULL,
+                        name BYTEA NOT NULL,
+                        data BYTEA NOT NULL,
+                        PRIMARY KEY (key, name)
+                    )
+                    """,
+                    logger: PostgresStorage.logger
+                )
+                try await connection.query(
+                    "CREATE TABLE IF NOT EXISTS \(unescaped: table)_indexes (name TEXT PRIMARY KEY)",
+                    logger: PostgresStorage.logger
+                )
+                try await Self.prepareIndexes(indexes, table: table, on: connection)
+            }
+        }
+    }
+
+    /// Fills the indexes new to the table from its records and drops those no longer declared.
+    private static func prepareIndexes(
+        _ indexes: [ObjectIndex<Object>],
+        table: String,
+        on connection: PostgresConnection
+    ) async throws {
+        let rows = try await connection.query(
+            "SELECT name FROM \(unescaped: table)_indexes",
+            logger: PostgresStorage.logger
+        )
+        var existing: Set<String> = []
+        for try await name in rows.decode(String.self) { existing.insert(name) }
+        for name in existing.subtracting(indexes.map(\.name)) {
+            try await connection.query(
+                "DROP INDEX IF EXISTS \(unescaped: btreeName(table: table, index: name))",
+                logger: PostgresStorage.logger
+            )
+            try await connection.query(
+                "UPDATE \(unescaped: table) SET indexes = indexes - \(name) WHERE indexes ? \(name)",
+                logger: PostgresStorage.logger
+            )
+            try await connection.query(
+                "DELETE FROM \(unescaped: table)_indexes WHERE name = \(name)",
+                logger: PostgresStorage.logger
+            )
+        }
+        for index in indexes where isLiteralIndexName(index.name) {
+            let (kind, number, text) = expressions(name: "'\(index.name)'")
+            try await connection.query(
+                """
+                CREATE INDEX IF NOT EXISTS \(unescaped: btreeName(table: table, index: index.name))
+                ON \(unescaped: table) (\(unescaped: kind), \(unescaped: number), \(unescaped: text), key)
+                """,
+                logger: PostgresStorage.logger
+            )
+        }
+        let new = indexes.filter { !existing.contains($0.name) }
+        guard !new.isEmpty else { return }
+        let records = try await connection.query(
+            "SELECT key, data::text FROM \(unescaped: table)",
+            logger: PostgresStorage.logger
+        )
+        var updates: [(key: Data, values: String)] = []
+        let decoder = JSONDecoder()
+        for try await (key, text) in records.decode((Data, String).self) {
+            // A record that does not decode is left out of the index; ObjectStore.verify() reports it.
+            guard let object = try? decoder.decode(Object.self, from: Data(text.utf8)) else { continue }
+            var values: [String: JSONIndexValue] = [:]
+            for index in new {
+                if let value = index.value(of: object) { values[index.name] = JSONIndexValue(value: value) }
+            }
+            if !values.isEmpty {
+                updates.append((key, String(decoding: try JSONEncoder().encode(values), as: UTF8.self)))
+            }
+        }
+        for update in updates {
+            try await connection.query(
+                "UPDATE \(unescaped: table) SET indexes = indexes || \(update.values)::jsonb WHERE key = \(update.key)",
+                logger: PostgresStorage.logger
+            )
+        }
+        for index in new {
+            try await connection.query(
+                "INSERT INTO \(unescaped: table)_indexes (name) VALUES (\(index.name)) ON CONFLICT DO NOTHING",
+                logger: PostgresStorage.logger
+            )
+        }
+    }
+
+    /// The names of the indexes the backend keeps, in the order they were declared.
+    public var indexNames: [String] { indexes.map(\.name) }
+
+    /// Runs `operation` through the storage's pool and time limit, naming this backend in errors.
+    @discardableResult
+    private func perform<Value: Sendable>(
+        _ action: String,
+        key: String?,
+        _ operation: @escaping @Sendable (PostgresConnection) async throws -> Value
+    ) async throws(StorageError) -> Value {
+        do {
+            return try await storage.perform(action, key: key, operation)
+        } catch {
+            var error = error
+            error.storage = name
+            throw error
+        }
+    }
+
+    // MARK: Records
+
+    public func record(forKey key: String) async throws(StorageError) -> Data? {
+        let table = table
+        let stored = Data(key.utf8)
+        return try await perform("cannot read", key: key) { connection in
+            let rows = try await connection.query(
+                "SELECT data::text FROM \(unescaped: table) WHERE key = \(stored)",
+                logger: PostgresStorage.logger
+            )
+            for try await text in rows.decode(String.self) {
+                return Data(text.utf8)
+            }
+            return nil
+        }
+    }
+
+    @discardableResult
+    public func setRecord(_ record: Data, forKey key: String) async throws(StorageError) -> Bool {
+        let indexValues = try indexValues(of: record, key: key)
+        let table = table
+        let stored = Data(key.utf8)
+        let json = String(decoding: record, as: UTF8.self)
+        return try await perform("cannot write", key: key) { connection in
+            let rows = try await connection.query(
+                """
+                WITH old AS (SELECT 1 FROM \(unescaped: table) WHERE key = \(stored))
+                INSERT INTO \(unescaped: table) (key, data, indexes)
+                VALUES (\(stored), \(json)::jsonb, \(indexValues)::jsonb)
+                ON CONFLICT (key) DO UPDATE SET data = excluded.data, indexes = excluded.indexes
+                RETURNING (SELECT count(*) FROM old)::bigint
+                """,
+                logger: PostgresStorage.logger
+            )
+            var existed = false
+            for try await count in rows.decode(Int.self) {
+                existed = count > 0
+            }
+            return existed
+        }
+    }
+
+    /// The JSON object of `record`'s index values, by index name.
+    private func indexValues(of record: Data, key: String) throws(StorageError) -> String {
+        guard !indexes.isEmpty else { return "{}" }
+        let object: Object
+        do {
+            object = try JSONDecoder().decode(Object.self, from: record)
+        } catch {
+            throw StorageError(
+                .decodingFailed,
+                key: key,
+                storage: name,
+                message: "the record does not decode as \(Object.self), so it cannot be indexed; nothing was written",
+                underlying: error
+            )
+        }
+        var values: [String: JSONIndexValue] = [:]
+        for index in indexes {
+            if let value = index.value(of: object) { values[index.name] = JSONIndexValue(value: value) }
+        }
+        do {
+            return String(decoding: try JSONEncoder().encode(values), as: UTF8.self)
+        } catch {
+            throw StorageError(
+                .encodingFailed,
+                key: key,
+                storage: name,
+                message: "the index values cannot be encoded as JSON (a real number that is infinite?)",
+                underlying: error
+            )
+        }
+    }
+
+    @discardableResult
+    public func removeRecord(forKey key: String) async throws(StorageError) -> Bool {
+        let table = table
+        let stored = Data(key.utf8)
+        return try await perform("cannot remove", key: key) { connection in
+            let rows = try await connection.query(
+                """
+                WITH gone AS (DELETE FROM \(unescaped: table) WHERE key = \(stored) RETURNING 1),
+                attachments AS (DELETE FROM \(unescaped: table)_attachments WHERE key = \(stored))
+                SELECT count(*)::bigint FROM gone
+                """,
+                logger: PostgresStorage.logger
+            )
+            var removed = false
+            for try await count in rows.decode(Int.self) {
+                removed = count > 0
+            }
+            return removed
+        }
+    }
+
+    public func keys() async throws(StorageError) -> [String] {
+        let table = table
+        return try await perform("cannot list keys", key: nil) { connection in
+            let rows = try await connection.query("SELECT key FROM \(unescaped: table)", logger: PostgresStorage.logger)
+            var keys: [String] = []
+            for try await key in rows.decode(Data.self) {
+                keys.append(String(decoding: key, as: UTF8.self))
+            }
+            return keys
+        }
+    }
+
+    public func records() async throws(StorageError) -> [ObjectRecord] {
+        let table = table
+        return try await perform("cannot read the records", key: nil) { connection in
+            let rows = try await connection.query(
+                "SELECT key, data::text FROM \(unescaped: table)",
+                logger: PostgresStorage.logger
+            )
+            var records: [ObjectRecord] = []
+            for try await (key, text) in rows.decode((Data, String).self) {
+                records.append(ObjectRecord(key: String(decoding: key, as: UTF8.self), data: .success(Data(text.utf8))))
+            }
+            return records
+        }
+    }
+
+    public func location(forKey key: String) -> String {
+        "PostgreSQL table \(table), key '\(key)'"
+    }
+
+    // MARK: Indexes
+
+    /// The keys of the records that match `query`, found by SQL on the `indexes` column alone.
+    ///
+    /// Values order as `IndexValue` orders them: numbers (compared as `numeric`) before strings
+    /// (compared byte by byte, `COLLATE "C"`).
+    ///
+    /// An index whose name is ASCII letters, digits and underscores (at most 40 of them) has a
+    /// B-tree index on these expressions, created with the backend; a query on any other name
+    /// scans the table (still without reading a record into Swift).
+    ///
+    /// - Throws: `StorageError/Code/invalidConfiguration` when no index is named `query.index`,
+    ///   or the errors of the storage's operations.
+    public func keys(matching query: IndexQuery) async throws(StorageError) -> [String] {
+        guard indexes.contains(where: { $0.name == query.index }) else {
+            throw StorageError(
+                .invalidConfiguration,
+                storage: name,
+                message: "there is no index named '\(query.index)'; the indexes are \(indexNames)"
+            )
+        }
+        let statement = Self.statement(for: query, table: table)
+        return try await perform("cannot query the index '\(query.index)'", key: nil) { connection in
+            let rows = try await connection.query(statement, logger: PostgresStorage.logger)
+            var keys: [String] = []
+            for try await key in rows.decode(Data.self) {
+                keys.append(String(decoding: key, as: UTF8.self))
+            }
+            return keys
+        }
+    }
+
+    // MARK: Index expressions
+
+    /// Whether `name` may be written into SQL as a literal: ASCII letters, digits and underscores,
+    /// at most 40. Only such indexes get a B-tree index on their expressions, which the planner
+    /// can match only when the query spells the name the same way; any other name is bound.
+    static func isLiteralIndexName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 40
+            && name.utf8.allSatisfy { byte in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                    || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "_")
+            }
+    }
+
+    /// The expressions of an index's value in `indexes`, given how the name is spelled: its kind
+    /// (0 for a number, 1 for a string, NULL for none), its number and its text.
+    static func expressions(name: String) -> (kind: String, number: String, text: String) {
+        (
+            "(CASE jsonb_typeof(indexes -> \(name)) WHEN 'number' THEN 0 WHEN 'string' THEN 1 END)",
+            "(CASE WHEN jsonb_typeof(indexes -> \(name)) = 'number' THEN (indexes ->> \(name))::numeric END)",
+            "((CASE WHEN jsonb_typeof(indexes -> \(name)) = 'string' THEN (indexes ->> \(name)) END) COLLATE \"C\")"
+        )
+    }
+
+    /// The name of the B-tree index on the expressions of the index `name`: the table's name and
+    /// 12 hex digits of a hash of `name`, within PostgreSQL's 63 characters.
+    static func btreeName(table: String, index name: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        let hex = String(hash, radix: 16)
+        return table + "_" + String((String(repeating: "0", count: 16) + hex).suffix(12))
+    }
+
+    /// The statement that finds the keys matching `query`; every value is a bound parameter.
+    static func statement(for query: IndexQuery, table: String) -> PostgresQuery {
+        var binds = PostgresBindings()
+        let name: String
+        if isLiteralIndexName(query.index) {
+            name = "'\(query.index)'"
+        } else {
+            binds.append(query.index)
+            name = "$1"
+        }
+        let (kind, number, text) = expressions(name: name)
+        func compare(_ comparison: String, _ value: IndexValue) -> String {
+            let parameter: String
+            let valueKind: Int
+            switch value {
+            case .integer(let integer):
+                binds.append(integer)
+                parameter = "$\(binds.count)::numeric"
+                valueKind = 0
+            case .real(let real):
+                binds.append(real)
+                parameter = "$\(binds.count)::numeric"
+                valueKind = 0
+            case .text(let string):
+                binds.append(string)
+                parameter = "$\(binds.count)::text"
+                valueKind = 1
+            }
+            let field = valueKind == 0 ? number : text
+            let same = "(\(kind) = \(valueKind) AND \(field) \(comparison) \(parameter))"
+            switch comparison {
+            case "<", "<=": return "(\(kind) < \(valueKind) OR \(same))"
+            case ">", ">=": return "(\(kind) > \(valueKind) OR \(same))"
+            default: return same
+            }
+        }
+        let condition: String
+        switch query.condition {
+        case .any: condition = "\(kind) IS NOT NULL"
+        case .equal(let value): condition = compare("=", value)
+        case .lessThan(let value): condition = compare("<", value)
+        case .lessThanOrEqual(let value): condition = compare("<=", value)
+        case .greaterThan(let value): condition = compare(">", value)
+        case .greaterThanOrEqual(let value): condition = compare(">=", value)
+        case .between(let low, let high): condition = "(\(compare(">=", low)) AND \(compare("<=", high)))"
+        }
+        let direction = query.order == .ascending ? "ASC" : "DESC"
+        var sql = """
+            SELECT key FROM \(table) WHERE \(condition)
+            ORDER BY \(kind) \(direction), \(number) \(direction), \(text) \(direction), key ASC
+            """
+        if let limit = query.limit {
+            binds.append(max(0, limit))
+            sql += " LIMIT $\(binds.count)"
+        }
+        return PostgresQuery(unsafeSQL: sql, binds: binds)
+    }
+
+    // MARK: Attachments
+
+    public func attachment(named name: String, forKey key: String) async throws(StorageError) -> Data? {
+        let table = table
+        let stored = Data(key.utf8)
+        let storedName = Data(name.utf8)
+        return try await perform("cannot read the attachment", key: key) { connection in
+            let rows = try await connection.query(
+                "SELECT data FROM \(unescaped: table)_attachments WHERE key = \(stored) AND name = \(storedName)",
+                logger: PostgresStorage.logger
+            )
+            for try await data in rows.decode(Data.self) {
+                return data
+            }
+            return nil
+        }
+    }
+
+    public func setAttachment(_ data: Data, named name: String, forKey key: String) async throws(StorageError) {
+        guard !name.isEmpty else {
+            throw StorageError(.invalidKey, key: key, storage: self.name, message: "an attachment needs a name")
+        }
+        let table = table
+        let stored = Data(key.utf8)
+        let storedName = Data(name.utf8)
+        try await perform("cannot write the attachment", key: key) { connection in
+            try await connection.query(
+                """
+                INSERT INTO \(unescaped: table)_attachments (key, name, data) VALUES (\(stored), \(storedName), \(data))
+                ON CONFLICT (key, name) DO UPDATE SET data = excluded.data
+                """,
+                logger: PostgresStorage.logger
+            )
+        }
+    }
+
+    public func removeAttachment(named name: String, forKey key: String) async throws(StorageError) {
+        let table = table
+        let stored = Data(key.utf8)
+        let storedName = Data(name.utf8)
+        try await perform("cannot remove the attachment", key: key) { connection in
+            try await connection.query(
+                "DELETE FROM \(unescaped: table)_attachments WHERE key = \(stored) AND name = \(storedName)",
+                logger: PostgresStorage.logger
+            )
+        }
+    }
+
+    public func attachmentNames(forKey key: String) async throws(StorageError) -> [String] {
+        let table = table
+        let stored = Data(key.utf8)
+        return try await perform("cannot list the attachments", key: key) { connection in
+            let rows = try await connection.query(
+                "SELECT name FROM \(unescaped: table)_attachments WHERE key = \(stored)",
+                logger: PostgresStorage.logger
+            )
+            var names: [String] = []
+            for try await name in rows.decode(Data.self) {
+                names.append(String(decoding: name, as: UTF8.self))
+            }
+            return names
+        }
+    }
+}
+
+/// An `IndexValue` as a JSON number or string.
+private struct JSONIndexValue: Encodable {
+    var value: IndexValue
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch value {
+        case .integer(let integer): try container.encode(integer)
+        case .real(let real): try container.encode(real)
+        case .text(let string): try container.encode(string)
+        }
+    }
+}
