@@ -77,3 +77,21 @@ import Testing
         await storage.close()
     }
 }
+
+extension PostgresFaultTests {
+    // Here rather than in PostgresStorageTests: it measures how promptly a call gives up, which
+    // only means something when the tests around it are not saturating the machine's two cores
+    // (scripts/test.sh runs this suite on its own).
+    @Test func aServerThatIsNotThereFailsPromptlyWithIO() async throws {
+        var options = PostgresStorage.Options()
+        options.operationTimeout = .seconds(1)
+        let started = ContinuousClock.now
+
+        let error = await #expect(throws: StorageError.self) {
+            try await PostgresStorage(url: "postgres://postgres@127.0.0.1:1/strata", options: options)
+        }
+
+        #expect(error?.code == .io)
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+}

@@ -218,19 +218,6 @@ import Testing
         #expect(error?.code == .closed)
     }
 
-    @Test func aServerThatIsNotThereFailsPromptlyWithIO() async throws {
-        var options = PostgresStorage.Options()
-        options.operationTimeout = .seconds(1)
-        let started = ContinuousClock.now
-
-        let error = await #expect(throws: StorageError.self) {
-            try await PostgresStorage(url: "postgres://postgres@127.0.0.1:1/strata", options: options)
-        }
-
-        #expect(error?.code == .io)
-        #expect(ContinuousClock.now - started < .seconds(5))
-    }
-
     @Test(arguments: ["http://host/db", "postgres:///db", "postgres://h/db?sslmode=sometimes"])
     func unusableURLsAreRejected(url: String) async {
         let error = await #expect(throws: StorageError.self) {
