@@ -32,9 +32,9 @@ extension ObjectStore {
     /// most `limit` of them.
     ///
     /// The same query as ``objects(matching:sortedBy:limit:)`` with a closure instead of a
-    /// `#Predicate`: a closure is compiled, where Foundation interprets a predicate, so on Linux it
-    /// filters about 70 times faster; a predicate can be stored, printed and (on database
-    /// backends) turned into SQL.
+    /// `#Predicate`: a closure is compiled, where Foundation interprets a predicate, so on Linux a
+    /// query over 100,000 objects took 0.3 µs per object with a closure against 1.1 µs with the
+    /// same condition as a predicate. A predicate can be stored and printed; a closure cannot.
     public func objects(
         where isIncluded: (Object) throws -> Bool,
         sortedBy sortDescriptors: [SortDescriptor<Object>] = [],
