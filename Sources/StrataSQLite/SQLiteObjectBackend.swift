@@ -157,48 +157,19 @@ public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObj
     // MARK: Errors
 
     private static func openError(_ error: any Error, path: String) -> StorageError {
-        if let error = error as? StorageError { return error }
-        if let error = error as? DatabaseError,
-            [.SQLITE_NOTADB, .SQLITE_CORRUPT].contains(error.resultCode)
-        {
-            return StorageError(
-                .corrupted,
-                storage: "SQLiteObjectBackend",
-                message: "\(path) is not a SQLite database or is damaged; move it aside or delete it",
-                underlying: error
-            )
-        }
-        return StorageError(.io, storage: "SQLiteObjectBackend", message: "cannot open \(path)", underlying: error)
+        SQLiteErrors.opening(error, path: path, storage: "SQLiteObjectBackend")
     }
 
     private func mapError(_ error: any Error, key: String?, _ message: String) -> StorageError {
-        if let error = error as? StorageError { return error }
-        if isClosed.load(ordering: .acquiring) {
-            return StorageError(.closed, key: key, storage: name, message: "the backend was closed", underlying: error)
-        }
-        if let error = error as? DatabaseError {
-            switch error.resultCode {
-            case .SQLITE_NOTADB, .SQLITE_CORRUPT:
-                return StorageError(
-                    .corrupted,
-                    key: key,
-                    storage: name,
-                    message: "\(message): \(path) is damaged",
-                    underlying: error
-                )
-            case .SQLITE_BUSY, .SQLITE_LOCKED:
-                return StorageError(
-                    .timedOut,
-                    key: key,
-                    storage: name,
-                    message: "\(message): another connection held the database locked for too long",
-                    underlying: error
-                )
-            default:
-                break
-            }
-        }
-        return StorageError.wrapping(error, as: .io, key: key, storage: name, message: message)
+        SQLiteErrors.operation(
+            error,
+            key: key,
+            message: message,
+            path: path,
+            storage: name,
+            isClosed: isClosed.load(ordering: .acquiring),
+            closedMessage: "the backend was closed"
+        )
     }
 
     /// The key as stored: NFC-normalized, so keys Swift considers equal share one row.
