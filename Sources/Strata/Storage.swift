@@ -21,8 +21,8 @@ public protocol ReadableStorage<Key, Value>: KeyValueStorage {
 
     /// Answers a read without suspending when this storage can, or says it cannot.
     ///
-    /// Storages that answer from memory (``MemoryStorage``, ``WeakObjectCache``) or from a
-    /// synchronous call (``DiskStorage``) return ``ImmediateLookup/found(_:)`` or
+    /// Storages that answer from memory (``MemoryStorage``, ``WeakObjectCache``) return
+    /// ``ImmediateLookup/found(_:)`` or
     /// ``ImmediateLookup/absent``; combinators pass the question down, so a chain over such a
     /// storage answers a hit with no suspension at each layer. The default answers
     /// ``ImmediateLookup/unavailable``: call ``value(forKey:)`` instead.

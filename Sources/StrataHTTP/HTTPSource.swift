@@ -131,23 +131,20 @@ public struct HTTPSource: AsyncProvider {
         until end: ContinuousClock.Instant
     ) async throws -> Data {
         let limit = maximumBodyByteCount
-        let buffer = try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
-            group.addTask {
-                do {
-                    return try await response.body.collect(upTo: limit)
-                } catch is NIOTooManyBytesError {
-                    throw HTTPBodyTooLargeError(url: url, maximumByteCount: limit, declaredByteCount: nil)
-                }
+        let remaining = ContinuousClock.now.duration(to: end)
+        let outcome = await Deadline.race(within: remaining) { () async throws -> ByteBuffer in
+            do {
+                return try await response.body.collect(upTo: limit)
+            } catch is NIOTooManyBytesError {
+                throw HTTPBodyTooLargeError(url: url, maximumByteCount: limit, declaredByteCount: nil)
             }
-            group.addTask {
-                try await Task.sleep(until: end, clock: .continuous)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let buffer = first else {
-                throw HTTPClientError.deadlineExceeded
-            }
-            return buffer
+        }
+        let buffer: ByteBuffer
+        switch outcome {
+        case .value(let collected): buffer = collected
+        case .failure(let error): throw error
+        case .timedOut: throw HTTPClientError.deadlineExceeded
+        case .cancelled: throw CancellationError()
         }
         return Data(buffer.readableBytesView)
     }

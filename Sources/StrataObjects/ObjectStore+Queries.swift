@@ -72,13 +72,23 @@ extension ObjectStore {
         sortedBy sortDescriptors: [SortDescriptor<Object>],
         limit: Int?
     ) async throws(StorageError) -> [(key: String, object: Object)] {
-        try await matches(sortedBy: sortDescriptors, limit: limit) { object throws(StorageError) in
-            guard let predicate else { return true }
-            return try evaluate(predicate, on: object)
+        if let limit, limit <= 0 { return [] }
+        let objects = try await loadedObjects()
+        // A predicate and descriptors are values: the query runs on Strata's I/O threads, off the
+        // caller's actor, however many objects it reads.
+        let matches = try await BlockingIOPool.shared.run { () throws(StorageError) in
+            try self.matches(in: objects, sortedBy: sortDescriptors, limit: limit) { object throws(StorageError) in
+                guard let predicate else { return true }
+                return try self.evaluate(predicate, on: object)
+            }.map { MatchedObject(key: $0.key, object: $0.object) }
         }
+        return matches.map { ($0.key, $0.object) }
     }
 
     /// The objects `isIncluded` keeps, with their keys, sorted and limited.
+    ///
+    /// `isIncluded` is the caller's closure, so the filter runs where the caller is; the objects
+    /// are read and decoded on Strata's I/O threads first.
     func matches(
         sortedBy sortDescriptors: [SortDescriptor<Object>],
         limit: Int?,
@@ -86,6 +96,15 @@ extension ObjectStore {
     ) async throws(StorageError) -> [(key: String, object: Object)] {
         if let limit, limit <= 0 { return [] }
         let objects = try await loadedObjects()
+        return try matches(in: objects, sortedBy: sortDescriptors, limit: limit, isIncluded)
+    }
+
+    private func matches(
+        in objects: [String: Entry],
+        sortedBy sortDescriptors: [SortDescriptor<Object>],
+        limit: Int?,
+        _ isIncluded: (Object) throws(StorageError) -> Bool
+    ) throws(StorageError) -> [(key: String, object: Object)] {
         var results: [(key: String, object: Object)] = []
         let stopsEarly = sortDescriptors.isEmpty ? limit : nil
         for (key, entry) in objects {
@@ -107,6 +126,12 @@ extension ObjectStore {
             if let limit, results.count > limit { results.removeSubrange(limit...) }
         }
         return results
+    }
+
+    /// A match as it crosses from the I/O threads back to the caller.
+    private struct MatchedObject: Sendable {
+        var key: String
+        var object: Object
     }
 
     private func evaluate(_ predicate: Predicate<Object>, on object: Object) throws(StorageError) -> Bool {

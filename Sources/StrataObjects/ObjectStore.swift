@@ -174,8 +174,18 @@ where Object.ID: Codable & Sendable {
             return snapshot[key]?.object
         }
         guard let data = try await backend.record(forKey: key) else { return nil }
-        return try decode(data, key: key)
+        return try await decodeOffCaller(data, key: key)
     }
+
+    /// Decodes one object: a small one where the caller is, a large one on Strata's I/O threads.
+    func decodeOffCaller(_ data: Data, key: String) async throws(StorageError) -> Object {
+        guard data.count >= Self.largeObjectByteCount else { return try decode(data, key: key) }
+        return try await BlockingIOPool.shared.run { () throws(StorageError) in try self.decode(data, key: key) }
+    }
+
+    /// From this size on, an object is decoded off the caller's executor: about where decoding
+    /// takes longer than the hop to another thread and back.
+    static var largeObjectByteCount: Int { 16 * 1024 }
 
     /// Returns the objects with these IDs that exist, in the order of `ids`.
     public func objects(withIDs ids: some Sequence<Object.ID>) async throws(StorageError) -> [Object] {
@@ -475,8 +485,14 @@ where Object.ID: Codable & Sendable {
         }
     }
 
+    /// Reads every record and decodes it on Strata's I/O threads: decoding a whole store is
+    /// work no caller's actor should do.
     private func decodeEverything() async throws(StorageError) -> [String: Entry] {
         let records = try await backend.records()
+        return try await BlockingIOPool.shared.run { () throws(StorageError) in try self.decode(records) }
+    }
+
+    private func decode(_ records: [ObjectRecord]) throws(StorageError) -> [String: Entry] {
         var entries: [String: Entry] = [:]
         entries.reserveCapacity(records.count)
         for record in records {

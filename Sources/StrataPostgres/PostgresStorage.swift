@@ -166,11 +166,6 @@ public final class PostgresStorage: Sendable {
 
     // MARK: Running operations
 
-    private enum Outcome<Value: Sendable>: Sendable {
-        case finished(Value)
-        case timedOut
-    }
-
     /// Runs `operation` on a pooled connection within ``Options/operationTimeout``, turning every
     /// failure into a `StorageError`.
     @discardableResult
@@ -185,30 +180,19 @@ public final class PostgresStorage: Sendable {
         let client = client
         let timeout = options.operationTimeout
         let leased = Flag()
-        let outcome: Outcome<Value>
-        do {
-            outcome = try await withThrowingTaskGroup(of: Outcome<Value>.self) { group in
-                group.addTask {
-                    let value = try await client.withConnection { connection in
-                        leased.set()
-                        return try await operation(connection)
-                    }
-                    return .finished(value)
-                }
-                group.addTask {
-                    try await Task.sleep(for: timeout)
-                    return .timedOut
-                }
-                defer { group.cancelAll() }
-                guard let first = try await group.next() else { throw CancellationError() }
-                return first
+        let outcome = await Deadline.race(within: timeout) { () async throws -> Value in
+            try await client.withConnection { connection in
+                leased.set()
+                return try await operation(connection)
             }
-        } catch {
-            throw mapError(error, key: key, action)
         }
         switch outcome {
-        case .finished(let value):
+        case .value(let value):
             return value
+        case .failure(let error):
+            throw mapError(error, key: key, action)
+        case .cancelled:
+            throw StorageError(.cancelled, key: key, storage: name, message: "\(action): the task was cancelled")
         case .timedOut where !leased.isSet:
             throw StorageError(
                 .io,

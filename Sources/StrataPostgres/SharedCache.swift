@@ -68,19 +68,12 @@ public final class SharedCache: Sendable {
         let task = Task { await state.listen(signalReady: signalReady) }
         listener.withLock { $0 = task }
         let timeout = storage.options.operationTimeout
-        let started = await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                for await _ in ready { return true }
-                return false
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
+        let outcome = await Deadline.race(within: timeout) { () async -> Bool in
+            for await _ in ready { return true }
+            return false
         }
+        let started: Bool
+        if case .value(true) = outcome { started = true } else { started = false }
         guard started else {
             task.cancel()
             throw StorageError(

@@ -12,8 +12,9 @@ import Synchronization
 /// transactions, atomic across threads and processes. Keys only ever reach SQL as bound
 /// parameters, so no key can change a statement.
 ///
-/// Every method is synchronous and does its I/O on the calling thread; the same methods satisfy
-/// the async `Storage` protocols. Any task or thread may use it, and several processes may
+/// Every method comes twice. The synchronous one does its I/O on the calling thread, the caller's
+/// choice; the async one (the `Storage` protocols') runs it on Strata's own I/O threads, never on
+/// the caller's actor or a cooperative-pool thread. Any task or thread may use it, and several processes may
 /// share a file.
 ///
 /// ```swift
@@ -167,7 +168,7 @@ public final class SQLiteStorage: Sendable {
     // MARK: Reading
 
     /// A row as read: the value, or a value of the wrong type.
-    enum StoredValue {
+    enum StoredValue: Equatable, Sendable {
         case data(Data)
         case wrongType(String)
     }
@@ -232,10 +233,10 @@ public final class SQLiteStorage: Sendable {
         return value
     }
 
-    /// Reads synchronously, always: `ImmediateLookup.found(_:)` or `ImmediateLookup.absent`.
-    /// The read blocks the calling thread for SQLite's I/O.
+    /// Answers `ImmediateLookup.unavailable`: every read is database I/O, which an async chain
+    /// runs off its caller's thread through the async `value(forKey:)`.
     public func immediateValue(forKey key: String) throws(StorageError) -> ImmediateLookup<Data> {
-        ImmediateLookup(try value(forKey: key))
+        .unavailable
     }
 
     /// Returns the values of those `keys` that have one, in one read transaction.
@@ -405,7 +406,7 @@ public final class SQLiteStorage: Sendable {
     }
 
     /// Removes expired values, then least recently used ones, until the limits hold.
-    private func enforceLimits(_ db: Database, now: Double) throws -> (evictions: Int, expirations: Int) {
+    func enforceLimits(_ db: Database, now: Double) throws -> (evictions: Int, expirations: Int) {
         guard options.maximumCount != nil || options.maximumByteCount != nil else { return (0, 0) }
         let maximumCount = options.maximumCount ?? .max
         let maximumBytes = options.maximumByteCount ?? .max
@@ -514,22 +515,13 @@ public final class SQLiteStorage: Sendable {
                         bodyError = error
                         return .rollback
                     }
-                    if let value {
-                        let expiry = expiry(timeToLive: nil, now: now)
-                        try db.execute(
-                            sql: """
-                                INSERT INTO strata_values (key, value, size, expiry, accessed) VALUES (?, ?, ?, ?, ?)
-                                ON CONFLICT (key) DO UPDATE SET
-                                    value = excluded.value, size = excluded.size,
-                                    expiry = excluded.expiry, accessed = excluded.accessed
-                                """,
-                            arguments: [Data(key.utf8), value, value.count + key.utf8.count, expiry, now]
-                        )
-                        wrote = true
-                        _ = try enforceLimits(db, now: now)
-                    } else if before != nil || row != nil {
-                        try db.execute(sql: "DELETE FROM strata_values WHERE key = ?", arguments: [Data(key.utf8)])
-                    }
+                    wrote = try writeUpdated(
+                        db,
+                        key: key,
+                        value: value,
+                        hadValue: before != nil || row != nil,
+                        now: now
+                    )
                     return .commit
                 }
             }
@@ -553,4 +545,26 @@ public final class SQLiteStorage: Sendable {
     }
 }
 
-extension SQLiteStorage: UpdatableStorage, EnumerableStorage, ClearableStorage {}
+extension SQLiteStorage {
+    /// Writes an update's result inside its transaction: the value, or a removal for `nil`.
+    /// Returns whether a value was written.
+    func writeUpdated(_ db: Database, key: String, value: Data?, hadValue: Bool, now: Double) throws -> Bool {
+        if let value {
+            let newExpiry = expiry(timeToLive: nil, now: now)
+            try db.execute(
+                sql: """
+                    INSERT INTO strata_values (key, value, size, expiry, accessed) VALUES (?, ?, ?, ?, ?)
+                    ON CONFLICT (key) DO UPDATE SET
+                        value = excluded.value, size = excluded.size,
+                        expiry = excluded.expiry, accessed = excluded.accessed
+                    """,
+                arguments: [Data(key.utf8), value, value.count + key.utf8.count, newExpiry, now]
+            )
+            _ = try enforceLimits(db, now: now)
+            return true
+        } else if hadValue {
+            try db.execute(sql: "DELETE FROM strata_values WHERE key = ?", arguments: [Data(key.utf8)])
+        }
+        return false
+    }
+}

@@ -76,8 +76,8 @@ enum OpenedStore {
         case .disk(let disk):
             return disk.entries().map { ($0.key, $0.size) }.sorted { $0.key < $1.key }
         case .sqlite(let database):
-            let keys = try database.keys()
-            let values = try database.values(forKeys: keys)
+            let keys = try await database.keys()
+            let values = try await database.values(forKeys: keys)
             return values.map { ($0.key, $0.value.count) }.sorted { $0.key < $1.key }
         case .postgres(let shared):
             let keys = try await shared.keys()
@@ -88,24 +88,24 @@ enum OpenedStore {
 
     func value(forKey key: String) async throws -> Data? {
         switch self {
-        case .disk(let disk): try disk.value(forKey: key)
-        case .sqlite(let database): try database.value(forKey: key)
+        case .disk(let disk): try await disk.value(forKey: key)
+        case .sqlite(let database): try await database.value(forKey: key)
         case .postgres(let shared): try await shared.value(forKey: key)
         }
     }
 
     func set(_ value: Data, forKey key: String, timeToLive: Duration?) async throws {
         switch self {
-        case .disk(let disk): try disk.set(value, forKey: key, timeToLive: timeToLive)
-        case .sqlite(let database): try database.set(value, forKey: key, timeToLive: timeToLive)
+        case .disk(let disk): try await disk.set(value, forKey: key, timeToLive: timeToLive)
+        case .sqlite(let database): try await database.set(value, forKey: key, timeToLive: timeToLive)
         case .postgres(let shared): try await shared.set(value, forKey: key, timeToLive: timeToLive)
         }
     }
 
     func removeValue(forKey key: String) async throws {
         switch self {
-        case .disk(let disk): try disk.removeValue(forKey: key)
-        case .sqlite(let database): try database.removeValue(forKey: key)
+        case .disk(let disk): try await disk.removeValue(forKey: key)
+        case .sqlite(let database): try await database.removeValue(forKey: key)
         case .postgres(let shared): try await shared.removeValue(forKey: key)
         }
     }
@@ -244,7 +244,7 @@ struct StatsCommand: AsyncParsableCommand {
         let opened = try await store.open()
         switch opened {
         case .sqlite(let database):
-            let statistics = try database.statistics()
+            let statistics = try await database.statistics()
             print("sqlite file:   \(database.path)")
             print("values:        \(statistics.count)")
             print("size:          \(formatBytes(statistics.byteCount)) (\(statistics.byteCount) bytes)")

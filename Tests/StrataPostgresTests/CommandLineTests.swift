@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataPostgres
+import StrataTestSupport
 import Testing
 
 /// The `strata` tool's ls, get, set, rm and stats work on SQLite files and PostgreSQL tables as
@@ -9,12 +10,12 @@ import Testing
     private static func strata(
         _ arguments: [String],
         input: String = ""
-    ) throws -> (status: Int32, output: String, errors: String) {
+    ) async throws -> (status: Int32, output: String, errors: String) {
         let executable = try #require(StrataExecutable.url(), "the strata executable is not built next to the tests")
-        return Shell.run([executable.path] + arguments, input: Data(input.utf8))
+        return await Shell.run([executable.path] + arguments, input: Data(input.utf8))
     }
 
-    @Test func toolsWorkOnASQLiteFile() throws {
+    @Test func toolsWorkOnASQLiteFile() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent(
             "strata-cli-\(UUID().uuidString).sqlite"
         ).path
@@ -23,12 +24,12 @@ import Testing
         }
         let key = "'); DROP TABLE strata_values; --"
 
-        let set = try Self.strata(["set", "--sqlite", path, key], input: "hello")
-        let get = try Self.strata(["get", "--sqlite", path, key])
-        let list = try Self.strata(["ls", "--sqlite", path])
-        let stats = try Self.strata(["stats", "--sqlite", path])
-        let remove = try Self.strata(["rm", "--sqlite", path, key])
-        let missing = try Self.strata(["get", "--sqlite", path, key])
+        let set = try await Self.strata(["set", "--sqlite", path, key], input: "hello")
+        let get = try await Self.strata(["get", "--sqlite", path, key])
+        let list = try await Self.strata(["ls", "--sqlite", path])
+        let stats = try await Self.strata(["stats", "--sqlite", path])
+        let remove = try await Self.strata(["rm", "--sqlite", path, key])
+        let missing = try await Self.strata(["get", "--sqlite", path, key])
 
         #expect(set.status == 0, "\(set.errors)")
         #expect(get.output == "hello")
@@ -38,14 +39,14 @@ import Testing
         #expect(missing.status == 1)
     }
 
-    @Test func aGarbageSQLiteFileIsReportedNotCrashedOn() throws {
+    @Test func aGarbageSQLiteFileIsReportedNotCrashedOn() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent(
             "strata-cli-\(UUID().uuidString).sqlite"
         ).path
         defer { try? FileManager.default.removeItem(atPath: path) }
         try Data(repeating: 0x5A, count: 4_096).write(to: URL(fileURLWithPath: path))
 
-        let list = try Self.strata(["ls", "--sqlite", path])
+        let list = try await Self.strata(["ls", "--sqlite", path])
 
         #expect(list.status == 1)
         #expect(list.errors.contains("corrupted"))
@@ -55,11 +56,11 @@ import Testing
         let storage = try await PostgresTestServer.storage()
         let base = ["--postgres", try PostgresTestServer.url(), "--table", storage.options.table]
 
-        let set = try Self.strata(["set"] + base + ["greeting"], input: "hello")
+        let set = try await Self.strata(["set"] + base + ["greeting"], input: "hello")
         let fromLibrary = try await storage.value(forKey: "greeting")
-        let get = try Self.strata(["get"] + base + ["greeting"])
-        let list = try Self.strata(["ls"] + base)
-        let remove = try Self.strata(["rm"] + base + ["greeting"])
+        let get = try await Self.strata(["get"] + base + ["greeting"])
+        let list = try await Self.strata(["ls"] + base)
+        let remove = try await Self.strata(["rm"] + base + ["greeting"])
 
         #expect(set.status == 0, "\(set.errors)")
         #expect(fromLibrary == Data("hello".utf8))
@@ -70,21 +71,21 @@ import Testing
         await PostgresTestServer.dispose(storage)
     }
 
-    @Test func storesAreExclusiveOptions() throws {
-        let both = try Self.strata(["ls", "--folder", "/tmp/x", "--sqlite", "/tmp/y"])
+    @Test func storesAreExclusiveOptions() async throws {
+        let both = try await Self.strata(["ls", "--folder", "/tmp/x", "--sqlite", "/tmp/y"])
 
         #expect(both.status != 0)
         #expect(both.errors.contains("exactly one of --folder, --sqlite and --postgres"))
     }
 
     @Test(arguments: ["sqlite", "postgres"])
-    func theDemoRunsOnEachBackend(backend: String) throws {
+    func theDemoRunsOnEachBackend(backend: String) async throws {
         var arguments = ["demo", "--backend", backend, "--requests", "10", "--latency", "1", "--burst", "4"]
         if backend == "postgres" {
             arguments += ["--postgres", try PostgresTestServer.url()]
         }
 
-        let demo = try Self.strata(arguments)
+        let demo = try await Self.strata(arguments)
 
         #expect(demo.status == 0, "\(demo.errors)")
         #expect(

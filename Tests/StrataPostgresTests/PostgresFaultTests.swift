@@ -20,61 +20,61 @@ import Testing
     }
 
     @Test func aServerStoppedMidRunFailsPromptlyThenReconnectsAndKeepsAcknowledgedWrites() async throws {
-        let server = try PrivateServer.start()
-        defer { server.remove() }
-        var options = PostgresStorage.Options()
-        options.operationTimeout = .seconds(2)
-        options.connectTimeout = .seconds(1)
-        let storage = try await PostgresStorage(url: server.url, options: options)
-        let acknowledged = Acknowledged()
-        let writer = Task { () -> [StorageError] in
-            var errors: [StorageError] = []
-            for index in 0..<100_000 {
-                do throws(StorageError) {
-                    try await storage.set(Data("value-\(index)".utf8), forKey: "key-\(index)")
-                    acknowledged.append("key-\(index)")
-                } catch {
-                    errors.append(error)
-                    if errors.count >= 3 { break }
+        try await PrivateServer.with { server in
+            var options = PostgresStorage.Options()
+            options.operationTimeout = .seconds(2)
+            options.connectTimeout = .seconds(1)
+            let storage = try await PostgresStorage(url: server.url, options: options)
+            let acknowledged = Acknowledged()
+            let writer = Task { () -> [StorageError] in
+                var errors: [StorageError] = []
+                for index in 0..<100_000 {
+                    do throws(StorageError) {
+                        try await storage.set(Data("value-\(index)".utf8), forKey: "key-\(index)")
+                        acknowledged.append("key-\(index)")
+                    } catch {
+                        errors.append(error)
+                        if errors.count >= 3 { break }
+                    }
                 }
+                return errors
             }
-            return errors
-        }
-        while acknowledged.count < 200 {
-            await Task.yield()
-        }
+            while acknowledged.count < 200 {
+                await Task.yield()
+            }
 
-        try server.kill()
-        let killed = ContinuousClock.now
-        let errors = await writer.value
-        let failedAfter = ContinuousClock.now - killed
-        let readError = await #expect(throws: StorageError.self) {
-            try await storage.value(forKey: "key-0")
-        }
-        try server.restart()
-        let restarted = ContinuousClock.now
-        var reconnected: Data?
-        let deadline = ContinuousClock.now + .seconds(60)
-        while reconnected == nil, ContinuousClock.now < deadline {
-            reconnected = try? await storage.value(forKey: "key-0")
-        }
+            try await server.kill()
+            let killed = ContinuousClock.now
+            let errors = await writer.value
+            let failedAfter = ContinuousClock.now - killed
+            let readError = await #expect(throws: StorageError.self) {
+                try await storage.value(forKey: "key-0")
+            }
+            try await server.restart()
+            let restarted = ContinuousClock.now
+            var reconnected: Data?
+            let deadline = ContinuousClock.now + .seconds(60)
+            while reconnected == nil, ContinuousClock.now < deadline {
+                reconnected = try? await storage.value(forKey: "key-0")
+            }
 
-        print(
-            "server killed: 3 failed writes took \(failedAfter) (first: \(errors.first.map { "\($0.code)" } ?? "none")); "
-                + "reconnected \(ContinuousClock.now - restarted) after the restart; \(acknowledged.count) acknowledged writes"
-        )
-        #expect(errors.count == 3, "the writer saw errors, not a hang")
-        #expect(errors.allSatisfy { $0.code == .io || $0.code == .closed }, "\(errors)")
-        #expect(failedAfter < .seconds(15), "three failed writes took \(failedAfter)")
-        #expect(readError?.code == .io, "\(String(describing: readError))")
-        #expect(reconnected == Data("value-0".utf8), "the storage reconnected after the restart")
-        let keys = acknowledged.all
-        let stored = try await storage.values(forKeys: keys)
-        #expect(stored.count == keys.count, "every acknowledged write survived: \(stored.count) of \(keys.count)")
-        for key in keys.prefix(10) + keys.suffix(10) {
-            #expect(stored[key] == Data("value-\(key.dropFirst(4))".utf8))
+            print(
+                "server killed: 3 failed writes took \(failedAfter) (first: \(errors.first.map { "\($0.code)" } ?? "none")); "
+                    + "reconnected \(ContinuousClock.now - restarted) after the restart; \(acknowledged.count) acknowledged writes"
+            )
+            #expect(errors.count == 3, "the writer saw errors, not a hang")
+            #expect(errors.allSatisfy { $0.code == .io || $0.code == .closed }, "\(errors)")
+            #expect(failedAfter < .seconds(15), "three failed writes took \(failedAfter)")
+            #expect(readError?.code == .io, "\(String(describing: readError))")
+            #expect(reconnected == Data("value-0".utf8), "the storage reconnected after the restart")
+            let keys = acknowledged.all
+            let stored = try await storage.values(forKeys: keys)
+            #expect(stored.count == keys.count, "every acknowledged write survived: \(stored.count) of \(keys.count)")
+            for key in keys.prefix(10) + keys.suffix(10) {
+                #expect(stored[key] == Data("value-\(key.dropFirst(4))".utf8))
+            }
+            await storage.close()
         }
-        await storage.close()
     }
 }
 

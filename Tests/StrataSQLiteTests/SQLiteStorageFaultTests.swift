@@ -79,7 +79,7 @@ import Testing
     @Test func aValueThatDoesNotDecodeIsADecodingError() async throws {
         struct City: Codable, Sendable, Equatable { var name: String }
         let storage = try SQLiteStorage(path: folder.path("json.sqlite"))
-        try storage.set(Data("not json".utf8), forKey: "kyiv")
+        try await storage.set(Data("not json".utf8), forKey: "kyiv")
 
         let error = await #expect(throws: StorageError.self) {
             try await storage.json(City.self).value(forKey: "kyiv")

@@ -264,6 +264,6 @@ import Testing
             }
         }
 
-        #expect(try first.value(forKey: "count") == Data("100".utf8))
+        await #expect(try first.value(forKey: "count") == Data("100".utf8))
     }
 }

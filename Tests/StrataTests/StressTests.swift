@@ -66,7 +66,9 @@ import Testing
             for task in 0..<Self.taskCount {
                 group.addTask {
                     var generator = SeededRandomNumberGenerator(seed: UInt64(task))
-                    for _ in 0..<Self.operationsPerTask {
+                    for iteration in 0..<Self.operationsPerTask {
+                        // Yields now and then, so a stress loop never holds a cooperative-pool thread for long.
+                        if iteration % 64 == 0 { await Task.yield() }
                         let key = Int.random(in: 0..<Self.keySpace, using: &generator)
                         let value = Self.randomValue(using: &generator)
                         switch Operation.random(using: &generator) {
@@ -102,7 +104,9 @@ import Testing
             for task in 0..<Self.taskCount {
                 group.addTask {
                     var generator = SeededRandomNumberGenerator(seed: UInt64(100 + task))
-                    for _ in 0..<Self.operationsPerTask {
+                    for iteration in 0..<Self.operationsPerTask {
+                        // Yields now and then, so a stress loop never holds a cooperative-pool thread for long.
+                        if iteration % 64 == 0 { await Task.yield() }
                         let key = Int.random(in: 0..<Self.keySpace, using: &generator)
                         let value = Self.randomValue(using: &generator)
                         do {
@@ -148,7 +152,9 @@ import Testing
                 group.addTask {
                     var generator = SeededRandomNumberGenerator(seed: UInt64(200 + task))
                     var counts = Array(repeating: 0, count: keys.count)
-                    for _ in 0..<2_500 {
+                    for iteration in 0..<2_500 {
+                        // Yields now and then, so a stress loop never holds a cooperative-pool thread for long.
+                        if iteration % 64 == 0 { await Task.yield() }
                         let key = Int.random(in: keys, using: &generator)
                         try cache.update(forKey: key) { $0 = ($0 ?? 0) + 1 }
                         counts[key] += 1
@@ -174,7 +180,9 @@ import Testing
                 group.addTask {
                     var generator = SeededRandomNumberGenerator(seed: UInt64(300 + task))
                     var counts = Array(repeating: 0, count: keys.count)
-                    for _ in 0..<1_000 {
+                    for iteration in 0..<1_000 {
+                        // Yields now and then, so a stress loop never holds a cooperative-pool thread for long.
+                        if iteration % 64 == 0 { await Task.yield() }
                         let key = Int.random(in: keys, using: &generator)
                         if Int.random(in: 0..<4, using: &generator) == 0 {
                             _ = try await combined.value(forKey: key)

@@ -23,8 +23,10 @@ import Musl
 /// scans the folder. Recency survives a restart through the files' modification times, refreshed
 /// by reads at most once per ``Options/recencyResolution``.
 ///
-/// Every method is synchronous and does its I/O on the calling thread; the same methods satisfy
-/// the async ``Storage`` protocols. Any task or thread may use it; several processes may share a
+/// Every method comes twice. The synchronous one does its I/O on the calling thread, the caller's
+/// choice; the async one (the ``Storage`` protocols') runs it on a few threads of Strata's own,
+/// never on the caller's actor or a cooperative-pool thread (see <doc:WhichThreadRunsWhat>).
+/// Any task or thread may use it; several processes may share a
 /// folder without ever reading a torn or wrong value (each keeps its own index, so limits are
 /// enforced per process).
 ///
@@ -129,12 +131,12 @@ public final class DiskStorage: Sendable {
     // MARK: Observing
 
     /// The time an observed operation starts, when metrics are on.
-    private func beginObservation() -> ContinuousClock.Instant? {
+    func beginObservation() -> ContinuousClock.Instant? {
         observer?.measuresTime == true ? ContinuousClock.now : nil
     }
 
     /// Publishes the statistics and the time `operation` took, if anyone observes.
-    private func endObservation(_ operation: StorageOperation?, _ start: ContinuousClock.Instant?) {
+    func endObservation(_ operation: StorageOperation?, _ start: ContinuousClock.Instant?) {
         guard let observer else { return }
         let snapshot = statistics
         observer.publish(snapshot, now: now())
@@ -234,7 +236,7 @@ public final class DiskStorage: Sendable {
     // MARK: Reading
 
     /// A record read from disk and checked.
-    private struct Found {
+    struct Found {
         var header: DiskRecordHeader
         var relativePath: String
         var file: FileBytes
@@ -369,10 +371,10 @@ public final class DiskStorage: Sendable {
         )
     }
 
-    /// Reads synchronously, always: ``ImmediateLookup/found(_:)`` or ``ImmediateLookup/absent``.
-    /// The read blocks the calling thread for the file's I/O.
+    /// Answers ``ImmediateLookup/unavailable``: every read is file I/O, which an async chain runs
+    /// off its caller's thread through the async `value(forKey:)`.
     public func immediateValue(forKey key: String) throws(StorageError) -> ImmediateLookup<Data> {
-        ImmediateLookup(try value(forKey: key))
+        .unavailable
     }
 
     /// The file the index names for `key`, if it holds the key.
@@ -821,41 +823,67 @@ public final class DiskStorage: Sendable {
         let observation = beginObservation()
         defer { endObservation(.update, observation) }
         let key = try normalizedKey(key)
-        let digest = digest(of: key)
         while true {
-            let before = try find(key, digest: digest)
-            let now = now()
-            let live = before.flatMap { $0.header.expiry > now ? $0 : nil }
-            var value = live.map { found in
-                Data(found.file.bytes[found.payload])
-            }
+            let read = try readForUpdate(key)
+            var value = read.value
             let result: Result
             do {
                 result = try body(&value)
             } catch {
-                throw StorageError.wrapping(
-                    error,
-                    as: .updateAborted,
-                    key: key,
-                    storage: name,
-                    message: "the update closure threw; nothing was written"
-                )
+                throw updateAborted(error, key: key)
             }
-            var removed = Removed()
-            let wrote = try stripe(for: digest).withLock { () throws(StorageError) -> Bool in
-                let current = try find(key, digest: digest, stripeHeld: true)
-                guard current?.header == before?.header else { return false }
-                if let value {
-                    try setLocked(value, key: key, digest: digest, now: now, removed: &removed)
-                } else if let current {
-                    try removeFile(relativePath: current.relativePath, digest: digest, key: key)
-                    forget(key, countingMiss: false)
-                }
-                return true
-            }
-            evict(removed)
-            if wrote { return result }
+            if try commitUpdate(read, value: value) { return result }
         }
+    }
+
+    /// What an update read: the file it saw (to check nobody replaced it) and its live value.
+    struct UpdateRead: @unchecked Sendable {
+        // Safe: the file's bytes are immutable once read, and the value is copied out of them.
+        fileprivate var key: String
+        fileprivate var digest: String
+        fileprivate var before: Found?
+        fileprivate var now: Double
+        var value: Data?
+    }
+
+    /// The first half of an update: reads `key` (already normalized) and its live value.
+    func readForUpdate(_ key: String) throws(StorageError) -> UpdateRead {
+        let digest = digest(of: key)
+        let before = try find(key, digest: digest)
+        let now = now()
+        let live = before.flatMap { $0.header.expiry > now ? $0 : nil }
+        let value = live.map { found in Data(found.file.bytes[found.payload]) }
+        return UpdateRead(key: key, digest: digest, before: before, now: now, value: value)
+    }
+
+    /// The second half of an update: writes `value` (or removes the key for `nil`) if the file is
+    /// still the one `read` saw; `false` when another writer got there first.
+    func commitUpdate(_ read: UpdateRead, value: Data?) throws(StorageError) -> Bool {
+        let (key, digest, before) = (read.key, read.digest, read.before)
+        var removed = Removed()
+        let wrote = try stripe(for: digest).withLock { () throws(StorageError) -> Bool in
+            let current = try find(key, digest: digest, stripeHeld: true)
+            guard current?.header == before?.header else { return false }
+            if let value {
+                try setLocked(value, key: key, digest: digest, now: read.now, removed: &removed)
+            } else if let current {
+                try removeFile(relativePath: current.relativePath, digest: digest, key: key)
+                forget(key, countingMiss: false)
+            }
+            return true
+        }
+        evict(removed)
+        return wrote
+    }
+
+    func updateAborted(_ error: any Error, key: String) -> StorageError {
+        StorageError.wrapping(
+            error,
+            as: .updateAborted,
+            key: key,
+            storage: name,
+            message: "the update closure threw; nothing was written"
+        )
     }
 
     /// Writes a value with the stripe lock already held.
@@ -898,5 +926,3 @@ public final class DiskStorage: Sendable {
         }
     }
 }
-
-extension DiskStorage: UpdatableStorage, EnumerableStorage, ClearableStorage {}

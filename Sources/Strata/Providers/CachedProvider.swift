@@ -57,6 +57,16 @@ public struct CachedProvider<Base: AsyncProvider, Cache: Storage>: AsyncProvider
         return try await fetchAndStore(id)
     }
 
+    /// Answers from the cache when it holds the ID in memory; anything else (a miss, a value
+    /// that does not convert, a failing cache) is left to ``value(for:)``, which reports it.
+    @inlinable
+    public func immediateValue(for id: ID) throws(StorageError) -> ImmediateLookup<Value> {
+        guard case .found(let stored)? = try? cache.immediateValue(forKey: id),
+            let value = try? fromStorage(stored, id)
+        else { return .unavailable }
+        return .found(value)
+    }
+
     /// Converts a cached value back, or reports why it cannot and returns `nil`.
     @inlinable
     func readable(_ stored: Cache.Value, for id: ID) -> Value? {

@@ -21,11 +21,15 @@ struct CoordinationState<ID: Hashable, Value> {
         /// Where each waiting waiter's continuation is in `continuations`.
         @usableFromInline var slots: [UInt64: Int] = [:]
         @usableFromInline var task: Task<Void, Never>?
+        /// Tells this fetch from a later one for the same ID, so a task attaches only to its own.
+        @usableFromInline let serial: UInt64
 
         /// The number of waiters still waiting.
         @inlinable var waiterCount: Int { slots.count }
 
-        @inlinable init() {}
+        @inlinable init(serial: UInt64) {
+            self.serial = serial
+        }
 
         @inlinable
         mutating func add(_ waiter: UInt64, _ continuation: Continuation) {
@@ -43,6 +47,7 @@ struct CoordinationState<ID: Hashable, Value> {
     }
 
     @usableFromInline private(set) var fetches: [ID: Fetch] = [:]
+    @usableFromInline var nextSerial: UInt64 = 0
     /// Waiters whose cancellation found them in no fetch: either not registered yet (they will see
     /// the mark when they register) or already resumed (they remove the mark on their way out).
     @usableFromInline var cancelledEarly: Set<UInt64> = []
@@ -51,8 +56,8 @@ struct CoordinationState<ID: Hashable, Value> {
 
     @usableFromInline
     enum Registration {
-        /// The first waiter: start the fetch.
-        case startFetch
+        /// The first waiter: start the fetch, and attach its task with this serial.
+        case startFetch(serial: UInt64)
         /// A fetch is already running; wait for it.
         case joined
         /// The waiter was cancelled before it registered: resume it with cancellation now.
@@ -62,22 +67,23 @@ struct CoordinationState<ID: Hashable, Value> {
     @inlinable
     mutating func register(_ waiter: UInt64, for id: ID, continuation: Continuation) -> Registration {
         if !cancelledEarly.isEmpty, cancelledEarly.remove(waiter) != nil { return .cancelled }
-        var isFirst = false
-        fetches[
-            id,
-            default: {
-                isFirst = true
-                return Fetch()
-            }()
-        ].add(waiter, continuation)
-        return isFirst ? .startFetch : .joined
+        if fetches[id] != nil {
+            fetches[id]?.add(waiter, continuation)
+            return .joined
+        }
+        nextSerial &+= 1
+        var fetch = Fetch(serial: nextSerial)
+        fetch.add(waiter, continuation)
+        fetches[id] = fetch
+        return .startFetch(serial: nextSerial)
     }
 
-    /// Records the task fetching `id`. Returns `false` if every waiter left before it started, in
-    /// which case the caller cancels the task.
+    /// Records the task of fetch `serial` for `id`. Returns `false` if that fetch is gone (every
+    /// waiter left, or it already finished and a newer fetch for the ID may have started): the
+    /// caller then cancels the task, which must never replace a newer fetch's.
     @inlinable
-    mutating func attach(_ task: Task<Void, Never>, to id: ID) -> Bool {
-        guard fetches[id] != nil else { return false }
+    mutating func attach(_ task: Task<Void, Never>, to id: ID, serial: UInt64) -> Bool {
+        guard fetches[id]?.serial == serial else { return false }
         fetches[id]?.task = task
         return true
     }
@@ -164,8 +170,24 @@ public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Send
     }
 
     /// Returns the value for `id`, or throws why there is none.
+    ///
+    /// A value the provider below can give at once (a memory cache's hit) is returned at once,
+    /// with no continuation, no task and no lock.
     @inlinable
     public func value(for id: ID) async throws(StorageError) -> Value {
+        if case .found(let value) = try base.immediateValue(for: id) { return value }
+        return try await coordinatedValue(for: id)
+    }
+
+    /// Passes the question down: coordination adds nothing to an immediate answer.
+    @inlinable
+    public func immediateValue(for id: ID) throws(StorageError) -> ImmediateLookup<Value> {
+        try base.immediateValue(for: id)
+    }
+
+    /// Joins or starts the one fetch for `id`.
+    @usableFromInline
+    func coordinatedValue(for id: ID) async throws(StorageError) -> Value {
         let waiter = makeWaiterID()
         defer {
             // A cancellation that came after this request was resumed left a mark; no later one
@@ -178,8 +200,8 @@ public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Send
             return try await withTaskCancellationHandler {
                 try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
                     switch state.withLock({ $0.register(waiter, for: id, continuation: continuation) }) {
-                    case .startFetch:
-                        startFetch(for: id)
+                    case .startFetch(let serial):
+                        startFetch(for: id, serial: serial)
                     case .joined:
                         observer?.recordCoalescedWaiter()
                     case .cancelled:
@@ -207,8 +229,8 @@ public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Send
         nextWaiter.wrappingAdd(1, ordering: .relaxed).newValue
     }
 
-    @inlinable
-    func startFetch(for id: ID) {
+    @usableFromInline
+    func startFetch(for id: ID, serial: UInt64) {
         // Cancelled by the last waiter to leave (see `CoordinationState.cancel`); otherwise it
         // runs until the base answers and resumes every waiter.
         observer?.recordSourceCall()
@@ -234,7 +256,7 @@ public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Send
                 waiter.resume(with: shared)
             }
         }
-        if !state.withLock({ $0.attach(task, to: id) }) {
+        if !state.withLock({ $0.attach(task, to: id, serial: serial) }) {
             task.cancel()
         }
     }

@@ -31,6 +31,13 @@ public struct MappedIDProvider<Base: AsyncProvider, ID: Sendable>: AsyncProvider
         }
         return try await base.value(for: baseID)
     }
+
+    /// Converts the ID and asks the base for an answer without suspending.
+    @inlinable
+    public func immediateValue(for id: ID) throws(StorageError) -> ImmediateLookup<Value> {
+        guard let baseID = try? transform(id) else { return .unavailable }
+        return try base.immediateValue(for: baseID)
+    }
 }
 
 /// A provider whose values are converted, given their ID, on the way out of its base.
@@ -65,6 +72,16 @@ public struct MappedValueProvider<Base: AsyncProvider, Value: Sendable>: AsyncPr
                 message: "the value could not be converted: \(error)"
             )
         }
+    }
+
+    /// Converts the base's immediate answer; a value that does not convert is left to
+    /// ``value(for:)``, which reports why.
+    @inlinable
+    public func immediateValue(for id: ID) throws(StorageError) -> ImmediateLookup<Value> {
+        guard case .found(let value) = try base.immediateValue(for: id),
+            let converted = try? transform(value, id)
+        else { return .unavailable }
+        return .found(converted)
     }
 }
 

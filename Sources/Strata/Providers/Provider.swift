@@ -24,6 +24,23 @@ public protocol AsyncProvider<ID, Value>: Sendable {
     ///   (the original error in ``StorageError/underlying``), ``StorageError/Code/cancelled`` when
     ///   the task is cancelled, ``StorageError/Code/timedOut`` past a timeout.
     func value(for id: ID) async throws(StorageError) -> Value
+
+    /// Answers a request without suspending when the provider can, or says it cannot.
+    ///
+    /// A ``CachedProvider`` answers ``ImmediateLookup/found(_:)`` when its storage holds the ID in
+    /// memory; ``AsyncProvider/coordinated(logger:metrics:)`` then returns that value at the cost
+    /// of the cache lookup, with no continuation and no task. Everything else answers
+    /// ``ImmediateLookup/unavailable`` (the default): call ``value(for:)``. A provider never
+    /// answers ``ImmediateLookup/absent``.
+    func immediateValue(for id: ID) throws(StorageError) -> ImmediateLookup<Value>
+}
+
+extension AsyncProvider {
+    /// Answers ``ImmediateLookup/unavailable``: this provider must suspend to answer.
+    @inlinable
+    public func immediateValue(for id: ID) throws(StorageError) -> ImmediateLookup<Value> {
+        .unavailable
+    }
 }
 
 /// A provider from a closure: the source at the root of a chain.
@@ -108,6 +125,12 @@ public struct AnyAsyncProvider<ID: Sendable, Value: Sendable>: AsyncProvider {
     @inlinable
     public func value(for id: ID) async throws(StorageError) -> Value {
         try await base.value(for: id)
+    }
+
+    /// Asks the wrapped provider for an answer without suspending.
+    @inlinable
+    public func immediateValue(for id: ID) throws(StorageError) -> ImmediateLookup<Value> {
+        try base.immediateValue(for: id)
     }
 }
 

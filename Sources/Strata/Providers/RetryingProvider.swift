@@ -109,29 +109,16 @@ public struct TimeoutProvider<Base: AsyncProvider>: AsyncProvider {
     let base: Base
     /// The longest a request may take.
     public let limit: Duration
+    /// Sleeps for a duration on the clock the limit is measured on.
+    let sleep: @Sendable (Duration) async throws -> Void
 
     /// Returns the value for `id`, or throws why there is none.
     public func value(for id: ID) async throws(StorageError) -> Value {
-        let race = TimeoutRace<Value>()
-        let outcome = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<TimeoutRace<Value>.Outcome, Never>) in
-                // Both tasks are cancelled by the race as soon as it has an outcome.
-                let work = Task { [base] in
-                    do throws(StorageError) {
-                        race.finish(.value(try await base.value(for: id)))
-                    } catch {
-                        race.finish(.failure(error))
-                    }
-                }
-                let timer = Task { [limit] in
-                    try? await Task.sleep(for: limit)
-                    race.finish(.timedOut)
-                }
-                race.start(continuation, work: work, timer: timer)
-            }
-        } onCancel: {
-            race.finish(.cancelled)
-        }
+        let (base, sleep, limit) = (base, sleep, limit)
+        let outcome = await Deadline.race(
+            sleep: { try await sleep(limit) },
+            { () throws(StorageError) -> Value in try await base.value(for: id) }
+        )
         switch outcome {
         case .value(let value): return value
         case .failure(let error): throw error
@@ -143,63 +130,10 @@ public struct TimeoutProvider<Base: AsyncProvider>: AsyncProvider {
     }
 }
 
-/// The state of one timed request: whichever of the answer, the timer and cancellation comes
-/// first resumes the caller; the others are ignored. Any task may use it.
-final class TimeoutRace<Value: Sendable>: Sendable {
-    enum Outcome: Sendable {
-        case value(Value)
-        case failure(StorageError)
-        case timedOut
-        case cancelled
-    }
-
-    private struct State {
-        var continuation: CheckedContinuation<Outcome, Never>?
-        var early: Outcome?
-        var tasks: [Task<Void, Never>] = []
-        var isFinished = false
-    }
-
-    private let state = LockedState(State())
-
-    func start(_ continuation: CheckedContinuation<Outcome, Never>, work: Task<Void, Never>, timer: Task<Void, Never>) {
-        let early = state.withLock { state -> Outcome? in
-            if let early = state.early {
-                state.early = nil
-                return early
-            }
-            state.continuation = continuation
-            state.tasks = [work, timer]
-            return nil
-        }
-        if let early {
-            work.cancel()
-            timer.cancel()
-            continuation.resume(returning: early)
-        }
-    }
-
-    func finish(_ outcome: Outcome) {
-        let (continuation, tasks) = state.withLock {
-            state -> (CheckedContinuation<Outcome, Never>?, [Task<Void, Never>]) in
-            guard !state.isFinished else { return (nil, []) }
-            state.isFinished = true
-            guard let continuation = state.continuation else {
-                state.early = outcome
-                return (nil, [])
-            }
-            state.continuation = nil
-            defer { state.tasks = [] }
-            return (continuation, state.tasks)
-        }
-        for task in tasks { task.cancel() }
-        continuation?.resume(returning: outcome)
-    }
-}
-
 extension AsyncProvider {
-    /// Returns a provider whose requests fail with ``StorageError/Code/timedOut`` after `limit`.
-    public func timeout(_ limit: Duration) -> TimeoutProvider<Self> {
-        TimeoutProvider(base: self, limit: limit)
+    /// Returns a provider whose requests fail with ``StorageError/Code/timedOut`` after `limit`,
+    /// measured on `clock` (the continuous clock unless a test injects its own).
+    public func timeout(_ limit: Duration, clock: some Clock<Duration> = ContinuousClock()) -> TimeoutProvider<Self> {
+        TimeoutProvider(base: self, limit: limit, sleep: { try await clock.sleep(for: $0) })
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 
 /// A PostgreSQL server of a test's own, started and stopped with scripts/postgres.sh, for tests
 /// that stop the server and so cannot share one.
@@ -10,11 +11,24 @@ struct PrivateServer {
     let folder: String
     let url: String
 
+    /// Runs `body` with a new server, which is removed afterwards whatever `body` does.
+    static func with<Result>(_ body: (PrivateServer) async throws -> Result) async throws -> Result {
+        let server = try await start()
+        do {
+            let result = try await body(server)
+            await server.remove()
+            return result
+        } catch {
+            await server.remove()
+            throw error
+        }
+    }
+
     /// Starts a new server in a fresh folder.
-    static func start() throws -> PrivateServer {
+    static func start() async throws -> PrivateServer {
         let folder = FileManager.default.temporaryDirectory
             .appendingPathComponent("strata-postgres.\(UUID().uuidString.prefix(8))").path
-        let output = try script(["start", folder])
+        let output = try await script(["start", folder])
         guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("export STRATA_POSTGRES_URL=") })
         else {
             throw Failed(description: "scripts/postgres.sh start printed no URL: \(output)")
@@ -24,24 +38,24 @@ struct PrivateServer {
     }
 
     /// Stops the server at once, as a crash would, keeping its data.
-    func kill() throws {
-        _ = try Self.script(["kill", folder])
+    func kill() async throws {
+        _ = try await Self.script(["kill", folder])
     }
 
     /// Starts the stopped server again, on the same port.
-    func restart() throws {
-        _ = try Self.script(["start", folder])
+    func restart() async throws {
+        _ = try await Self.script(["start", folder])
     }
 
     /// Stops the server and deletes its folder.
-    func remove() {
-        _ = try? Self.script(["stop", folder])
+    func remove() async {
+        _ = try? await Self.script(["stop", folder])
     }
 
     /// Runs scripts/postgres.sh with `arguments`; returns its standard output.
-    private static func script(_ arguments: [String]) throws -> String {
+    private static func script(_ arguments: [String]) async throws -> String {
         let script = repositoryRoot().appendingPathComponent("scripts/postgres.sh").path
-        let result = Shell.run(["/bin/bash", script] + arguments)
+        let result = await Shell.run(["/bin/bash", script] + arguments)
         guard result.status == 0 else {
             throw Failed(
                 description: "scripts/postgres.sh \(arguments.joined(separator: " ")) failed: \(result.errors)"

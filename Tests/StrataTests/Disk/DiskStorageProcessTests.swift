@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 
 @testable import Strata
@@ -138,15 +139,15 @@ import Darwin
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let storage = try DiskStorage(url: folder.url)
-        try storage.set(Data("sound".utf8), forKey: "sound")
-        try storage.set(Data("damaged".utf8), forKey: "damaged")
-        let sound = try Self.run(["verify", "--folder", folder.path])
+        try await storage.set(Data("sound".utf8), forKey: "sound")
+        try await storage.set(Data("damaged".utf8), forKey: "damaged")
+        let sound = try await Self.run(["verify", "--folder", folder.path])
         let path = folder.path + "/" + relativePath(forKey: "damaged")
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         bytes[bytes.count - 1] ^= 1
         try Data(bytes).write(to: URL(fileURLWithPath: path))
 
-        let damaged = try Self.run(["verify", "--folder", folder.path])
+        let damaged = try await Self.run(["verify", "--folder", folder.path])
 
         #expect(sound.status == 0)
         #expect(damaged.status == 1)
@@ -155,15 +156,8 @@ import Darwin
     }
 
     /// Runs `strata` with `arguments` to the end; returns its exit status and standard output.
-    private static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = try executable()
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    private static func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
+        let result = await Shell.run([try executable().path] + arguments)
+        return (result.status, result.output)
     }
 }

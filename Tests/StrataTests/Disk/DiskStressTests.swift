@@ -99,7 +99,7 @@ import Testing
         #expect(storage.totalSize <= workload.maximumByteCount)
         #expect(files.totalSize == storage.totalSize)
         #expect(files.records.count == storage.count)
-        #expect(Set(files.keys.values) == Set(storage.keys()))
+        #expect(try await Set(files.keys.values) == Set(storage.keys()))
         #expect(files.keys.count == files.records.count, "every file on disk is a sound record")
         #expect(files.temporaries.isEmpty)
         let reopened = try DiskStorage(url: folder.url)

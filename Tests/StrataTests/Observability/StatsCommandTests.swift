@@ -1,29 +1,23 @@
 import Foundation
+import StrataTestSupport
 import Testing
 
 @testable import Strata
 
 /// `strata stats` prints a disk folder's figures under the names its metrics have.
 @Suite struct StatsCommandTests {
-    @Test func statsPrintsEveryFigureUnderItsMetricName() throws {
+    @Test func statsPrintsEveryFigureUnderItsMetricName() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let storage = try DiskStorage(url: folder.url)
-        try storage.set(Data(count: 10), forKey: "a")
-        try storage.set(Data(count: 20), forKey: "b")
+        try await storage.set(Data(count: 10), forKey: "a")
+        try await storage.set(Data(count: 20), forKey: "b")
         let executable = try #require(StrataExecutable.url())
 
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["stats", "--folder", folder.path]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
+        let result = await Shell.run([executable.path, "stats", "--folder", folder.path])
+        let text = result.output
 
-        #expect(process.terminationStatus == 0)
+        #expect(result.status == 0)
         for (name, _) in StorageStatistics().figures {
             #expect(text.contains("  \(name) "), "missing \(name)")
         }

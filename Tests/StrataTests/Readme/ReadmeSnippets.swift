@@ -46,7 +46,7 @@ import Testing
 
         // What the memory layer did: hits, misses, writes, evictions, the hit ratio.
         print(memory.statistics)
-        try files.removeAll()
+        try await files.removeAll()
         // README end
         #expect(memory.statistics.hits == 1)
         #expect(try await lengths.value(for: "strata") == 6)
@@ -98,7 +98,7 @@ import Testing
         var options = DiskStorage.Options(maximumByteCount: 200_000_000, timeToLive: .seconds(86_400))
         options.isDurable = true  // also fsync file and folder: survives power loss
         let thumbnails = try DiskStorage(folder: "thumbnails", in: .caches, options: options)
-        try thumbnails.set(png, forKey: "https://example.com/a.png")  // synchronous, no await
+        try await thumbnails.set(png, forKey: "https://example.com/a.png")  // the I/O runs off this actor
         let report = try thumbnails.verify()  // checks every checksum, changes nothing
         print(report.isSound)
         // README end

@@ -1,4 +1,5 @@
-import Foundation
+package import Foundation
+import Strata
 
 #if canImport(Glibc)
 import Glibc
@@ -8,13 +9,24 @@ import Musl
 import Darwin
 #endif
 
-/// Runs commands to completion.
+/// Runs commands to completion, for tests that drive a child process.
 ///
 /// Uses `system` rather than Foundation's `Process`, whose `waitUntilExit` was seen to miss
-/// scripts/postgres.sh's exit on Linux and hang.
-enum Shell {
-    /// Runs `command` (a program and its arguments) with `input` on standard input.
-    static func run(_ command: [String], input: Data = Data()) -> (status: Int32, output: String, errors: String) {
+/// scripts/postgres.sh's exit on Linux and hang. The wait blocks a thread, so it runs on Strata's
+/// I/O threads and the caller suspends: a test never holds a cooperative-pool thread while a
+/// child runs, and a bare `swift test` keeps its timers on time.
+package enum Shell {
+    /// Runs `command` (a program and its arguments) with `input` on standard input; returns its
+    /// exit status and what it printed.
+    package static func run(
+        _ command: [String],
+        input: Data = Data()
+    ) async -> (status: Int32, output: String, errors: String) {
+        await BlockingIOPool.shared.run { runBlocking(command, input: input) }
+    }
+
+    private static func runBlocking(_ command: [String], input: Data) -> (status: Int32, output: String, errors: String)
+    {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("strata-shell-\(UUID().uuidString)")
             .path
         defer {

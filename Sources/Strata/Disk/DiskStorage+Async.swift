@@ -1,0 +1,91 @@
+public import Foundation
+
+/// The async methods, which the ``Storage`` protocols call: each runs the synchronous method of
+/// the same name on ``BlockingIOPool``'s threads, so the file I/O never runs on the caller's
+/// actor nor holds a cooperative-pool thread.
+extension DiskStorage: UpdatableStorage, EnumerableStorage, ClearableStorage {
+    /// Returns the value for `key`, or `nil` if there is none or it has expired; the file is read
+    /// on Strata's I/O threads while the caller is suspended.
+    ///
+    /// - Throws: What the synchronous method of the same name throws.
+    public func value(forKey key: String) async throws(StorageError) -> Data? {
+        try await BlockingIOPool.shared.run { () throws(StorageError) in try self.value(forKey: key) }
+    }
+
+    /// Whether `key` has a live value, read on Strata's I/O threads.
+    public func containsValue(forKey key: String) async throws(StorageError) -> Bool {
+        try await BlockingIOPool.shared.run { () throws(StorageError) in try self.containsValue(forKey: key) }
+    }
+
+    /// Stores `value` for `key` with the storage's default lifetime, writing on Strata's I/O
+    /// threads.
+    ///
+    /// - Throws: What the synchronous method of the same name throws.
+    public func set(_ value: Data, forKey key: String) async throws(StorageError) {
+        try await BlockingIOPool.shared.run { () throws(StorageError) in try self.set(value, forKey: key) }
+    }
+
+    /// Stores `value` for `key` for `timeToLive` (`nil` for no limit), writing on Strata's I/O
+    /// threads.
+    ///
+    /// - Throws: What the synchronous method of the same name throws.
+    public func set(_ value: Data, forKey key: String, timeToLive: Duration?) async throws(StorageError) {
+        try await BlockingIOPool.shared.run { () throws(StorageError) in
+            try self.set(value, forKey: key, timeToLive: timeToLive)
+        }
+    }
+
+    /// Removes the value for `key`, on Strata's I/O threads.
+    public func removeValue(forKey key: String) async throws(StorageError) {
+        try await BlockingIOPool.shared.run { () throws(StorageError) in try self.removeValue(forKey: key) }
+    }
+
+    /// Every key with a live value, in no particular order; the folder's index is read on
+    /// Strata's I/O threads.
+    public func keys() async throws(StorageError) -> [String] {
+        await BlockingIOPool.shared.run { self.keys() }
+    }
+
+    /// Removes every value, on Strata's I/O threads.
+    public func removeAll() async throws(StorageError) {
+        try await BlockingIOPool.shared.run { () throws(StorageError) in try self.removeAll() }
+    }
+
+    /// Removes every expired value and returns how many, on Strata's I/O threads.
+    @discardableResult
+    public func removeExpired() async throws(StorageError) -> Int {
+        try await BlockingIOPool.shared.run { () throws(StorageError) in try self.removeExpired() }
+    }
+
+    /// Reads the value for `key`, lets `body` change it, and writes the result back atomically.
+    ///
+    /// The file is read and written on Strata's I/O threads; `body` runs on the caller's
+    /// executor, between the two, without any lock held. If another writer changed the value
+    /// meanwhile, `body` runs again on the newer value.
+    ///
+    /// - Throws: What the synchronous method of the same name throws.
+    @discardableResult
+    public func update<Result>(
+        forKey key: String,
+        _ body: (inout Data?) throws -> Result
+    ) async throws(StorageError) -> Result {
+        let observation = beginObservation()
+        defer { endObservation(.update, observation) }
+        let key = try normalizedKey(key)
+        while true {
+            let read = try await BlockingIOPool.shared.run { () throws(StorageError) in try self.readForUpdate(key) }
+            var value = read.value
+            let result: Result
+            do {
+                result = try body(&value)
+            } catch {
+                throw updateAborted(error, key: key)
+            }
+            let committed = value
+            let wrote = try await BlockingIOPool.shared.run { () throws(StorageError) in
+                try self.commitUpdate(read, value: committed)
+            }
+            if wrote { return result }
+        }
+    }
+}
