@@ -115,10 +115,10 @@ extension SharedCache: UpdatableStorage, EnumerableStorage, ClearableStorage {
         if listening, let value = memory.value(forKey: key) {
             return value
         }
-        let before = state.generation.load(ordering: .acquiring)
+        let before = state.snapshot()
         let value = try await storage.value(forKey: key)
-        if listening, let value, state.generation.load(ordering: .acquiring) == before, isUsingMemory {
-            memory.set(value, forKey: key)
+        if listening, let value {
+            state.fill(value, forKey: key, timeToLive: nil, ifUnchangedSince: before)
         }
         return value
     }
@@ -135,18 +135,35 @@ extension SharedCache: UpdatableStorage, EnumerableStorage, ClearableStorage {
     }
 
     /// Writes `value` to PostgreSQL with a time to live, then to memory with the same one.
+    ///
+    /// If another process's change to any key arrives between the commit and the memory write,
+    /// memory drops `key` instead: what this process wrote may no longer be the newest value.
     public func set(_ value: Data, forKey key: String, timeToLive: Duration?) async throws(StorageError) {
+        let before = state.snapshot()
         do {
             try await storage.set(value, forKey: key, timeToLive: timeToLive)
         } catch {
             memory.removeValue(forKey: key)
             throw error
         }
-        if isUsingMemory {
-            // The shorter of the value's own time to live and the memory layer's.
-            let lifetimes = [timeToLive ?? storage.options.timeToLive, memory.defaultTimeToLive]
-            memory.set(value, forKey: key, timeToLive: lifetimes.compactMap { $0 }.min())
-        }
+        if let afterCommit = state.afterCommit.withLock({ $0 }) { await afterCommit(key) }
+        // The shorter of the value's own time to live and the memory layer's.
+        let lifetimes = [timeToLive ?? storage.options.timeToLive, memory.defaultTimeToLive]
+        state.fill(value, forKey: key, timeToLive: lifetimes.compactMap { $0 }.min(), ifUnchangedSince: before)
+    }
+
+    /// The invalidation generation, as a read takes it before asking PostgreSQL; for tests.
+    package var generationForTesting: UInt64 { state.snapshot() }
+
+    /// Stores `value` in memory as a read does after asking PostgreSQL; for tests.
+    package func fillForTesting(_ value: Data, forKey key: String, ifUnchangedSince generation: UInt64) -> Bool {
+        state.fill(value, forKey: key, timeToLive: nil, ifUnchangedSince: generation)
+    }
+
+    /// Sets a closure that runs between each write's PostgreSQL commit and its memory write, for
+    /// tests that deliver another process's change in that gap.
+    package func setAfterCommit(_ body: (@Sendable (String) async -> Void)?) {
+        state.afterCommit.withLock { $0 = body }
     }
 
     /// Removes `key` from PostgreSQL and memory; other processes drop it.
@@ -163,17 +180,15 @@ extension SharedCache: UpdatableStorage, EnumerableStorage, ClearableStorage {
         _ body: (inout Data?) throws -> Result
     ) async throws(StorageError) -> Result {
         memory.removeValue(forKey: key)
+        let before = state.snapshot()
         var written: Data?
         let result = try await storage.update(forKey: key) { (value: inout Data?) throws -> Result in
             let result = try body(&value)
             written = value
             return result
         }
-        if let written, isUsingMemory {
-            memory.set(written, forKey: key)
-        } else {
-            memory.removeValue(forKey: key)
-        }
+        if let afterCommit = state.afterCommit.withLock({ $0 }) { await afterCommit(key) }
+        state.fill(written, forKey: key, timeToLive: nil, ifUnchangedSince: before)
         return result
     }
 

@@ -121,4 +121,56 @@ import Testing
         await cache.close()
         await PostgresTestServer.dispose(storage)
     }
+
+    /// The writer is held between its PostgreSQL commit and its memory write while another
+    /// process's newer change arrives: memory must not keep the older value.
+    @Test(arguments: ["set", "update"])
+    func aChangeArrivingBetweenCommitAndMemoryWriteIsNeverUndone(operation: String) async throws {
+        let storage = try await PostgresTestServer.storage()
+        let other = try await PostgresTestServer.storage(table: storage.options.table)
+        let invalidations = Invalidations()
+        let cache = try await storage.sharedCache(onInvalidation: { invalidations.continuation.yield($0) })
+        cache.setAfterCommit { key in
+            // Another process writes a newer value, and this cache is told, before the memory write.
+            try? await other.set(Data("theirs".utf8), forKey: key)
+            _ = await invalidations.next(.key(key))
+        }
+
+        if operation == "set" {
+            try await cache.set(Data("mine".utf8), forKey: "config")
+        } else {
+            try await cache.update(forKey: "config") { $0 = Data("mine".utf8) }
+        }
+        cache.setAfterCommit(nil)
+
+        #expect(cache.memory.value(forKey: "config") == nil, "memory dropped the value the change overtook")
+        #expect(try await cache.value(forKey: "config") == Data("theirs".utf8))
+        #expect(try await cache.value(forKey: "config") == Data("theirs".utf8), "and the refill is the newer value")
+        await cache.close()
+        await PostgresTestServer.dispose(other)
+        await PostgresTestServer.dispose(storage)
+    }
+
+    /// A read that fetched from PostgreSQL before another process's change was announced must not
+    /// put its older value in memory after the announcement.
+    @Test func aReadThatRacedAChangeDoesNotRefillMemoryWithTheOldValue() async throws {
+        let storage = try await PostgresTestServer.storage()
+        let other = try await PostgresTestServer.storage(table: storage.options.table)
+        let invalidations = Invalidations()
+        let cache = try await storage.sharedCache(onInvalidation: { invalidations.continuation.yield($0) })
+        try await other.set(Data("old".utf8), forKey: "config")
+        _ = await invalidations.next(.key("config"))
+        let before = cache.generationForTesting
+
+        try await other.set(Data("new".utf8), forKey: "config")
+        _ = await invalidations.next(.key("config"))
+        let filled = cache.fillForTesting(Data("old".utf8), forKey: "config", ifUnchangedSince: before)
+
+        #expect(!filled)
+        #expect(cache.memory.value(forKey: "config") == nil)
+        #expect(try await cache.value(forKey: "config") == Data("new".utf8))
+        await cache.close()
+        await PostgresTestServer.dispose(other)
+        await PostgresTestServer.dispose(storage)
+    }
 }

@@ -8,9 +8,17 @@ import Synchronization
 final class SharedCacheListener: Sendable {
     let memory: MemoryStorage<String, Data>
     let storage: PostgresStorage
-    /// Bumped by every invalidation, so a read that raced one does not refill memory with the old
-    /// value.
+    /// Bumped by every invalidation, so a read or write that raced one does not refill memory
+    /// with the old value. Read with ``fill(_:forKey:timeToLive:ifUnchangedSince:)``'s lock held
+    /// where it decides a memory write.
     let generation = Atomic<UInt64>(0)
+    /// Makes "the generation has not moved, so store the value" one step against invalidations,
+    /// which bump the generation and drop keys under it. Only memory's own (synchronous,
+    /// I/O-free) calls run inside it.
+    private let fillLock = Lock()
+    /// Runs between a write's PostgreSQL commit and its memory write; for tests that deliver
+    /// another process's change in that gap.
+    let afterCommit: LockedState<(@Sendable (String) async -> Void)?> = LockedState(nil)
     /// Whether the LISTEN is in effect, so memory may be used.
     let isListening = Atomic(false)
     let onInvalidation: (@Sendable (SharedCache.Invalidation) -> Void)?
@@ -115,12 +123,36 @@ final class SharedCacheListener: Sendable {
     }
 
     func invalidate(_ invalidation: SharedCache.Invalidation) {
-        generation.add(1, ordering: .acquiringAndReleasing)
-        switch invalidation {
-        case .key(let key): memory.removeValue(forKey: key)
-        case .all: memory.removeAll()
+        fillLock.withLock {
+            generation.add(1, ordering: .acquiringAndReleasing)
+            switch invalidation {
+            case .key(let key): memory.removeValue(forKey: key)
+            case .all: memory.removeAll()
+            }
         }
         onInvalidation?(invalidation)
+    }
+
+    /// The generation to compare against before reading or writing PostgreSQL.
+    func snapshot() -> UInt64 {
+        generation.load(ordering: .acquiring)
+    }
+
+    /// Stores `value` in memory only if no invalidation arrived since `generation` was taken;
+    /// otherwise drops the key, since what memory holds for it may be older than the change.
+    /// `nil` drops the key. Returns whether the value was stored.
+    @discardableResult
+    func fill(_ value: Data?, forKey key: String, timeToLive: Duration?, ifUnchangedSince generation: UInt64) -> Bool {
+        fillLock.withLock {
+            guard let value, self.generation.load(ordering: .acquiring) == generation,
+                isListening.load(ordering: .acquiring)
+            else {
+                memory.removeValue(forKey: key)
+                return false
+            }
+            memory.set(value, forKey: key, timeToLive: timeToLive)
+            return true
+        }
     }
 
 }
