@@ -131,7 +131,7 @@ let package = Package(
         .testTarget(
             name: "StrataSQLiteTests",
             dependencies: [
-                "Strata", "StrataSQLite", "StrataObjects", "StrataTesting",
+                "Strata", "StrataSQLite", "StrataObjects", "StrataTesting", "StrataTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
