@@ -13,17 +13,22 @@ import Musl
 /// that async methods never run it on their caller's executor or hold a cooperative-pool thread
 /// in a blocking system call.
 ///
-/// The design follows swift-nio's `NIOThreadPool`: a queue behind a lock and a condition, and
-/// threads that take jobs from it. Threads start on demand, up to ``maximumThreadCount``, and
-/// stay for the life of the process. A thread that finished a job keeps looking for the next one
-/// for a few microseconds before it sleeps: back-to-back requests (a loop of awaited reads) then
-/// pay no wake-up. A job that blocks (SQLite's busy timeout, a slow disk) holds one of these
-/// threads, never one of the cooperative pool's, so timers and other tasks keep running.
+/// The pool is a `TaskExecutor` (SE-0417): ``run(_:)`` moves the calling task onto one of the
+/// pool's threads for the synchronous body and back to the caller's executor after it, so there
+/// is no continuation to resume from a foreign thread and every hop goes through the runtime's
+/// own enqueue (which ThreadSanitizer understands; a continuation resumed before its task has
+/// suspended is a path it does not). The threads follow swift-nio's `NIOThreadPool`: a queue
+/// behind a lock and a condition, and threads that take jobs from it. Threads start on demand, up
+/// to ``maximumThreadCount``, and stay for the life of the process. A thread that finished a job
+/// keeps looking for the next one for a few microseconds before it sleeps: back-to-back requests
+/// (a loop of awaited reads) then pay no wake-up. A job that blocks (SQLite's busy timeout, a slow
+/// disk) holds one of these threads, never one of the cooperative pool's, so timers and other
+/// tasks keep running.
 ///
 /// Any task or thread may use it.
-package final class BlockingIOPool: @unchecked Sendable {
-    // Safe: `queue`, `idleThreads`, `threadCount` and `spinningThreads` are only touched with
-    // `mutex` held; the condition is only waited on with it held.
+package final class BlockingIOPool: TaskExecutor, @unchecked Sendable {
+    // Safe: `queue`, `head`, `idleThreads`, `threadCount` and `spinningThreads` are only touched
+    // with `mutex` held; the condition is only waited on with it held.
 
     /// The pool every storage in the process shares.
     ///
@@ -32,13 +37,11 @@ package final class BlockingIOPool: @unchecked Sendable {
     /// cores if it gets more threads than there are cores.
     package static let shared = BlockingIOPool(maximumThreadCount: max(2, ProcessInfo.processInfo.activeProcessorCount))
 
-    private typealias Job = () -> Void
-
     /// The most threads the pool starts.
     package let maximumThreadCount: Int
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
-    private var queue: [Job] = []
+    private var queue: [UnownedJob] = []
     private var head = 0
     private var threadCount = 0
     private var idleThreads = 0
@@ -66,27 +69,44 @@ package final class BlockingIOPool: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    /// Runs `body` on one of the pool's threads and returns its result; the caller suspends
-    /// meanwhile, holding no thread.
+    /// Runs `body` on one of the pool's threads and returns its result on the caller's executor;
+    /// the caller suspends meanwhile, holding no thread.
     ///
-    /// The job runs to completion once it is queued: cancelling the calling task does not stop a
-    /// system call under way.
+    /// A caller on an actor (the main actor, say) resumes on that actor. A caller on no actor
+    /// resumes on the global concurrent executor, never on a pool thread, so the caller's own
+    /// work after the call does not occupy a thread meant for blocking I/O.
+    ///
+    /// The body runs to completion once it has started: cancelling the calling task does not stop
+    /// a system call under way.
     package func run<Result: Sendable, Failure: Error>(
-        _ body: @escaping @Sendable () throws(Failure) -> Result
+        _ body: @Sendable () throws(Failure) -> Result
     ) async throws(Failure) -> Result {
-        let outcome = await withUnsafeContinuation {
-            (continuation: UnsafeContinuation<Swift.Result<Result, Failure>, Never>) in
-            submit {
-                let outcome: Swift.Result<Result, Failure>
-                do throws(Failure) {
-                    outcome = .success(try body())
-                } catch {
-                    outcome = .failure(error)
-                }
-                continuation.resume(returning: outcome)
-            }
+        let outcome = await withTaskExecutorPreference(self) { await Self.execute(body) }
+        // Bound first: `if #isolation == nil` crashes Swift 6.3.1's code generation.
+        let isolation = #isolation
+        if isolation == nil {
+            // Nonisolated code keeps running on whatever thread it resumed on; without this hop
+            // the caller would go on on a pool thread until its next suspension.
+            await Self.leavePool()
         }
         return try outcome.get()
+    }
+
+    /// Runs `body` where the task's executor preference says: on the pool, inside ``run(_:)``.
+    @concurrent
+    private static func execute<Result: Sendable, Failure: Error>(
+        _ body: @Sendable () throws(Failure) -> Result
+    ) async -> Swift.Result<Result, Failure> {
+        Swift.Result { () throws(Failure) -> Result in try body() }
+    }
+
+    /// Hops to the global concurrent executor (the task has no executor preference any more).
+    @concurrent
+    private static func leavePool() async {}
+
+    /// Queues a task's job to run on one of the pool's threads.
+    package func enqueue(_ job: consuming ExecutorJob) {
+        submit(UnownedJob(job))
     }
 
     /// Whether the calling thread is one of this process's pool threads.
@@ -94,7 +114,7 @@ package final class BlockingIOPool: @unchecked Sendable {
         pthread_getspecific(poolThreadKey) != nil
     }
 
-    private func submit(_ job: @escaping Job) {
+    private func submit(_ job: UnownedJob) {
         pthread_mutex_lock(mutex)
         queue.append(job)
         pending.add(1, ordering: .relaxed)
@@ -161,12 +181,12 @@ package final class BlockingIOPool: @unchecked Sendable {
                 }
             }
             pthread_mutex_unlock(mutex)
-            job?()
+            job?.runSynchronously(on: asUnownedTaskExecutor())
         }
     }
 
     /// Takes the oldest job; the lock must be held.
-    private func takeJob() -> Job? {
+    private func takeJob() -> UnownedJob? {
         guard head < queue.count else { return nil }
         let job = queue[head]
         head += 1

@@ -60,6 +60,28 @@ import Testing
         )
     }
 
+    /// A caller on no actor resumes on the global executor: its own work after the call (here, the
+    /// check itself) never runs on, and so never occupies, a thread meant for blocking I/O.
+    @concurrent
+    @Test func aCallerOnNoActorGoesOnOffTheIOThreadsAfterTheCall() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let probe = ThreadProbe()
+        let storage = try DiskStorage(url: folder.url, options: Self.options(clock: probe))
+        probe.reset()
+
+        var afterwards: [Bool] = []
+        for index in 0..<50 {
+            try await storage.set(Data([UInt8(index)]), forKey: "key \(index)")
+            afterwards.append(BlockingIOPool.isPoolThread)
+            _ = try await storage.value(forKey: "key \(index)")
+            afterwards.append(BlockingIOPool.isPoolThread)
+        }
+
+        #expect(probe.sightings.allSatisfy { $0.isIOThread }, "the I/O itself ran on the I/O threads")
+        #expect(!afterwards.contains(true), "the caller went on on an I/O thread")
+    }
+
     @Test func theImmediateAnswerNeverReadsAFile() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
