@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// Values live in one table (`strata_values`); a second table, kept by triggers, holds the count
 /// and bytes, so limits cost no scan and hold for every process sharing the file. Reads run
-/// concurrently on a pool of readers; writes, ``update(forKey:_:)`` included, are SQLite
+/// concurrently on a pool of readers; writes, `update(forKey:_:)` included, are SQLite
 /// transactions, atomic across threads and processes. Keys only ever reach SQL as bound
 /// parameters, so no key can change a statement.
 ///
@@ -241,7 +241,7 @@ public final class SQLiteStorage: Sendable {
 
     /// Returns the values of those `keys` that have one, in one read transaction.
     ///
-    /// - Throws: as ``value(forKey:)``.
+    /// - Throws: as `value(forKey:)`.
     public func values(forKeys keys: some Sequence<String>) throws(StorageError) -> [String: Data] {
         let now = now()
         let keys = keys.map { (original: $0, normalized: normalizedKey($0)) }
@@ -355,14 +355,14 @@ public final class SQLiteStorage: Sendable {
 
     /// Stores `value` for `key`, expiring after `timeToLive` (or the default when `nil`).
     ///
-    /// - Throws: as ``set(_:forKey:)``.
+    /// - Throws: as `set(_:forKey:)`.
     public func set(_ value: Data, forKey key: String, timeToLive: Duration?) throws(StorageError) {
         try setValues([key: value], timeToLive: timeToLive)
     }
 
     /// Stores every value in `values` in one transaction: all are written or none.
     ///
-    /// - Throws: as ``set(_:forKey:)``.
+    /// - Throws: as `set(_:forKey:)`.
     public func setValues(_ values: [String: Data], timeToLive: Duration? = nil) throws(StorageError) {
         let now = now()
         let expiry = expiry(timeToLive: timeToLive, now: now)
@@ -489,7 +489,7 @@ public final class SQLiteStorage: Sendable {
     /// for it: keep it short, and do not use this storage from inside it.
     ///
     /// - Throws: `StorageError.Code.updateAborted` when `body` throws (nothing is written), or
-    ///   any error of ``value(forKey:)`` and ``set(_:forKey:)``.
+    ///   any error of `value(forKey:)` and `set(_:forKey:)`.
     @discardableResult
     public func update<Result>(
         forKey key: String,

@@ -2,7 +2,8 @@ import Foundation
 import Strata
 
 /// The figures for providers: what `coordinated()` adds to a burst of concurrent requests for one
-/// ID, and what a memory-cached provider adds to a `MemoryStorage` hit.
+/// ID, what a memory-cached provider adds to a `MemoryStorage` hit, and what `coordinated()` adds
+/// to that cached hit.
 extension Benchmark {
     /// Requests per round of a `provider.coordinated.*` figure, made in bursts of that many waiters.
     static let coordinatedRequests = 20_000
@@ -11,7 +12,7 @@ extension Benchmark {
 
     static var provider: [Benchmark] {
         [providerCoordinated(waiters: 1), providerCoordinated(waiters: 100), providerCoordinated(waiters: 10_000)]
-            + [providerCachedHit, providerCachedHotHit]
+            + [providerCachedHit, providerCachedHotHit, providerCoordinatedHit]
     }
 
     /// Bursts of `waiters` concurrent requests for one ID, each in a task of one task group, through
@@ -74,6 +75,27 @@ extension Benchmark {
                 operations: probes.count,
                 subject: { try await readAll(probes, through: provider) },
                 baseline: { readAll(probes, from: storage) }
+            )
+        }
+    }
+
+    /// The reads of `provider.cached.hit` through the same chain finished with `coordinated()`,
+    /// against that chain without it (`provider.cached.hit`'s subject) in the same rounds: what
+    /// `coordinated()` adds to a memory hit, which it answers without a continuation or a task.
+    static var providerCoordinatedHit: Benchmark {
+        Benchmark(name: "provider.coordinated.hit", baseline: "provider.cached.hit", countsAllocations: true) {
+            let data = DataSet.standard
+            let storage = MemoryStorage<String, Data>.filled(with: data)
+            let cached = Provider(name: "unreachable") { (key: String) -> Data in
+                throw StorageError(.notFound, key: key, storage: "unreachable", message: "every read should hit")
+            }
+            .cache(storage)
+            let coordinated = cached.coordinated()
+            let probes = data.randomIndices(cachedHitOperations).map { data.keys[$0] }
+            return Workloads(
+                operations: probes.count,
+                subject: { try await readAll(probes, through: coordinated) },
+                baseline: { try await readAll(probes, through: cached) }
             )
         }
     }
@@ -233,6 +255,9 @@ extension Goal {
             },
             Goal(description: "provider.cached.hit ratio <= 1.3") { results in
                 results["provider.cached.hit"].map { ($0.ratio <= 1.3, "ratio \(format($0.ratio, 2))") }
+            },
+            Goal(description: "provider.coordinated.hit ratio <= 1.3") { results in
+                results["provider.coordinated.hit"].map { ($0.ratio <= 1.3, "ratio \(format($0.ratio, 2))") }
             },
         ]
     }

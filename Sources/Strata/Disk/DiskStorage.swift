@@ -814,7 +814,7 @@ public final class DiskStorage: Sendable {
     /// processes are not coordinated with: use a database for cross-process read-modify-write.
     ///
     /// - Throws: ``StorageError/Code/updateAborted`` when `body` throws (nothing is written), or
-    ///   any error of ``value(forKey:)`` and ``set(_:forKey:)``.
+    ///   any error of `value(forKey:)` and `set(_:forKey:)`.
     @discardableResult
     public func update<Result>(
         forKey key: String,
