@@ -2,10 +2,14 @@
 /// go to both.
 ///
 /// Created by ``Storage/combined(with:)``. Writes go to the back (the source of truth) first and
-/// then to the front, so a failed back write leaves the front untouched. A backfill never
-/// overwrites a value that a concurrent write through this storage put in the front. Purge the
-/// front alone through ``front`` (for instance under memory pressure): the back keeps its values.
-/// Any task may use it.
+/// then to the front, so a failed back write leaves the front untouched. The front never keeps a
+/// value older than the back's: a backfill that a concurrent write through this storage could
+/// make stale is skipped or undone, and when two writes of one key overlap (they may reach the
+/// layers in different orders) the key is removed from the front, so the next read takes the
+/// back's value. No lock is held while either layer works: a read is never delayed by a write of
+/// another key, and waits only for the layers themselves. Purge the front alone through
+/// ``front`` (for instance under memory pressure): the back keeps its values. Any task may use
+/// it.
 ///
 /// ```swift
 /// let cache = MemoryStorage<String, City>()
@@ -23,13 +27,13 @@ where Front.Key == Back.Key, Front.Value == Back.Value, Front.Key: Hashable {
     public let front: Front
     /// The slower layer, read on a front miss.
     public let back: Back
-    @usableFromInline let gate: WriteGate
+    @usableFromInline let writes: WriteTracker
 
     @inlinable
     init(front: Front, back: Back) {
         self.front = front
         self.back = back
-        self.gate = WriteGate()
+        self.writes = WriteTracker()
     }
 
     /// Returns the front's value, or else the back's, which is then stored in the front.
@@ -37,20 +41,28 @@ where Front.Key == Back.Key, Front.Value == Back.Value, Front.Key: Hashable {
     /// A failure to store the value in the front does not fail the read.
     @inlinable
     public func value(forKey key: Key) async throws(StorageError) -> Value? {
-        let stripe = gate.stripe(for: key)
-        let generation = gate.snapshot(stripe)
         switch try front.immediateValue(forKey: key) {
         case .found(let value): return value
         case .absent: break
         case .unavailable:
             if let value = try await front.value(forKey: key) { return value }
         }
+        let ticket = writes.beginRead(of: key)
         guard let value = try await back.value(forKey: key) else { return nil }
         // The read succeeded; a front that cannot take the value only costs a later miss.
-        try? await gate.backfill(stripe, ifUnchangedSince: generation) { () throws(StorageError) in
+        await writes.backfill(since: ticket) { () throws(StorageError) in
             try await front.set(value, forKey: key)
+        } remove: {
+            try? await front.removeValue(forKey: key)
         }
         return value
+    }
+
+    /// Removes `key` from the front after writes that may have left it stale; a front that
+    /// cannot remove it keeps it until its own limits or lifetime drop it.
+    @inlinable
+    func invalidateFront(_ key: Key) async {
+        try? await front.removeValue(forKey: key)
     }
 
     /// Stores `value` in the back, then in the front.
@@ -59,7 +71,7 @@ where Front.Key == Back.Key, Front.Value == Back.Value, Front.Key: Hashable {
     /// so it cannot be read stale, and the front's error is thrown.
     @inlinable
     public func set(_ value: Value, forKey key: Key) async throws(StorageError) {
-        try await gate.write(gate.stripe(for: key)) { () throws(StorageError) in
+        try await writes.write(of: key) { () throws(StorageError) in
             try await back.set(value, forKey: key)
             do throws(StorageError) {
                 try await front.set(value, forKey: key)
@@ -67,15 +79,19 @@ where Front.Key == Back.Key, Front.Value == Back.Value, Front.Key: Hashable {
                 try? await front.removeValue(forKey: key)
                 throw error
             }
+        } invalidate: {
+            await invalidateFront(key)
         }
     }
 
     /// Removes the value from the back, then from the front.
     @inlinable
     public func removeValue(forKey key: Key) async throws(StorageError) {
-        try await gate.write(gate.stripe(for: key)) { () throws(StorageError) in
+        try await writes.write(of: key) { () throws(StorageError) in
             try await back.removeValue(forKey: key)
             try await front.removeValue(forKey: key)
+        } invalidate: {
+            await invalidateFront(key)
         }
     }
 }
@@ -87,7 +103,7 @@ extension CombinedStorage: UpdatableStorage where Back: UpdatableStorage {
         forKey key: Key,
         _ body: (inout Value?) throws -> Result
     ) async throws(StorageError) -> Result {
-        try await gate.write(gate.stripe(for: key)) { () throws(StorageError) -> Result in
+        try await writes.write(of: key) { () throws(StorageError) -> Result in
             var committed: Value?
             let result = try await back.update(forKey: key) { (value: inout Value?) throws -> Result in
                 let result = try body(&value)
@@ -105,6 +121,8 @@ extension CombinedStorage: UpdatableStorage where Back: UpdatableStorage {
                 throw error
             }
             return result
+        } invalidate: {
+            await invalidateFront(key)
         }
     }
 }
@@ -112,14 +130,14 @@ extension CombinedStorage: UpdatableStorage where Back: UpdatableStorage {
 extension CombinedStorage: ClearableStorage where Front: ClearableStorage, Back: ClearableStorage {
     /// Removes every value from the back, then from the front.
     ///
-    /// It waits for writes and backfills already under way, and no read begun before it can
-    /// refill the front after it.
+    /// No read begun before it can refill the front after it, and a write of one key that
+    /// overlaps it removes that key from the front when it ends.
     @inlinable
     public func removeAll() async throws(StorageError) {
-        try await gate.writeAll { () throws(StorageError) in
-            try await back.removeAll()
-            try await front.removeAll()
-        }
+        writes.beginWriteOfAll()
+        defer { writes.endWriteOfAll() }
+        try await back.removeAll()
+        try await front.removeAll()
     }
 }
 
