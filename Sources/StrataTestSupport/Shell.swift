@@ -12,9 +12,10 @@ import Darwin
 /// Runs commands to completion, for tests that drive a child process.
 ///
 /// Uses `system` rather than Foundation's `Process`, whose `waitUntilExit` was seen to miss
-/// scripts/postgres.sh's exit on Linux and hang. The wait blocks a thread, so it runs on Strata's
-/// I/O threads and the caller suspends: a test never holds a cooperative-pool thread while a
-/// child runs, and a bare `swift test` keeps its timers on time.
+/// scripts/postgres.sh's exit on Linux and hang. The wait blocks a thread, so it runs on the tests'
+/// own threads (``TestThreads``) and the caller suspends: a test never holds a cooperative-pool
+/// thread, nor one of Strata's I/O threads, while a child runs, and a bare `swift test` keeps its
+/// timers on time.
 package enum Shell {
     /// Runs `command` (a program and its arguments) with `input` on standard input; returns its
     /// exit status and what it printed.
@@ -22,7 +23,7 @@ package enum Shell {
         _ command: [String],
         input: Data = Data()
     ) async -> (status: Int32, output: String, errors: String) {
-        await BlockingIOPool.shared.run { runBlocking(command, input: input) }
+        await TestThreads.run { runBlocking(command, input: input) }
     }
 
     private static func runBlocking(_ command: [String], input: Data) -> (status: Int32, output: String, errors: String)

@@ -109,9 +109,10 @@ package final class BlockingIOPool: TaskExecutor, @unchecked Sendable {
         submit(UnownedJob(job))
     }
 
-    /// Whether the calling thread is one of this process's pool threads.
+    /// Whether the calling thread is one of the shared pool's threads (Strata's I/O threads).
     package static var isPoolThread: Bool {
-        pthread_getspecific(poolThreadKey) != nil
+        let owner: UnsafeMutableRawPointer? = pthread_getspecific(poolThreadKey)
+        return owner == Unmanaged.passUnretained(shared).toOpaque()
     }
 
     private func submit(_ job: UnownedJob) {
@@ -157,7 +158,7 @@ package final class BlockingIOPool: TaskExecutor, @unchecked Sendable {
 
     /// A worker's loop: take a job, run it without the lock, look briefly for another, sleep.
     private func work() {
-        pthread_setspecific(poolThreadKey, UnsafeRawPointer(bitPattern: 1))
+        pthread_setspecific(poolThreadKey, UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()))
         while true {
             pthread_mutex_lock(mutex)
             var job = takeJob()
@@ -205,7 +206,7 @@ package final class BlockingIOPool: TaskExecutor, @unchecked Sendable {
     private static let spinNanoseconds: UInt64 = 50_000
 }
 
-/// Marks the pool's own threads.
+/// Marks each pool's threads with the pool they belong to.
 private let poolThreadKey: pthread_key_t = {
     var key = pthread_key_t()
     pthread_key_create(&key, nil)

@@ -70,7 +70,7 @@ import Darwin
 
         // Both writers write the same keys the whole time this reads them.
         for _ in 0..<300 {
-            let counters = try Self.checkValues(in: reader)
+            let counters = try await TestThreads.run { () throws in try Self.checkValues(in: reader) }
             checked += counters.count
             seen.formUnion(counters.values)
             await Task.yield()
@@ -114,17 +114,24 @@ import Darwin
             let status = await writer.waitForExit()
 
             #expect(status == SIGKILL, "the writer was killed, not finished")
-            let reopened = try DiskStorage(url: root, options: DiskStorage.Options(mode: .store))
-            #expect(StoreFiles(of: root).temporaries.isEmpty, "opening removes a dead writer's temporary file")
-            let counters = try Self.checkValues(in: reopened)
+            // Opening, reading every value and parsing the acknowledgements block on files: on
+            // the tests' own threads, never the cooperative pool.
+            let (reopened, temporaries, counters, acknowledged) = try await TestThreads.run { () throws in
+                let reopened = try DiskStorage(url: root, options: DiskStorage.Options(mode: .store))
+                return (
+                    reopened, StoreFiles(of: root).temporaries, try Self.checkValues(in: reopened),
+                    Self.acknowledgedCounters(acknowledgements)
+                )
+            }
+            #expect(temporaries.isEmpty, "opening removes a dead writer's temporary file")
             checked += counters.count
-            for (key, acknowledged) in Self.acknowledgedCounters(acknowledgements) {
+            for (key, acknowledged) in acknowledged {
                 #expect(
                     (counters[key] ?? 0) >= acknowledged,
                     "kill \(kill): \(key) was acknowledged at \(acknowledged), reads \(String(describing: counters[key]))"
                 )
             }
-            #expect(try reopened.verify().isSound)
+            #expect(try await TestThreads.run { () throws(StorageError) in try reopened.verify().isSound })
         }
 
         let acknowledged = Self.acknowledgedCounters(acknowledgements)

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 
 @testable import Strata
@@ -89,7 +90,10 @@ import Testing
 
         let problems = await withTaskGroup(of: [String].self) { group in
             for task in 0..<workload.taskCount {
-                group.addTask { Self.hammer(storage, workload, seed: UInt64(task) &+ 0xD15C) }
+                // Blocking file I/O in a loop: on the tests' own threads, never the cooperative pool.
+                group.addTask {
+                    await TestThreads.run { Self.hammer(storage, workload, seed: UInt64(task) &+ 0xD15C) }
+                }
             }
             return await group.reduce(into: []) { $0 += $1 }
         }
