@@ -97,7 +97,7 @@ extension AsyncProvider {
 
 /// A provider that gives up on its base after a time limit.
 ///
-/// Created by ``AsyncProvider/timeout(_:)``. On time-out the request throws
+/// Created by ``AsyncProvider/timeout(_:clock:)``. On time-out the request throws
 /// ``StorageError/Code/timedOut`` at once and the base's request is cancelled; a base that ignores
 /// cancellation finishes in the background and its answer is dropped. Any task may use it.
 public struct TimeoutProvider<Base: AsyncProvider>: AsyncProvider {
