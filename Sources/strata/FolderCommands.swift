@@ -211,7 +211,7 @@ struct SetCommand: AsyncParsableCommand {
         if let file {
             value = try Data(contentsOf: URL(fileURLWithPath: file))
         } else {
-            value = FileHandle.standardInput.readDataToEndOfFile()
+            value = try FileHandle.standardInput.readToEnd() ?? Data()
         }
         let opened = try await store.open(creating: true)
         try await opened.set(value, forKey: key, timeToLive: timeToLive.map { .seconds($0) })
