@@ -1,0 +1,87 @@
+/// The eviction policy's side of a ``ShardedMemoryCache``: which key each slot holds, the queue
+/// that orders the slots, the totals the limits apply to and the write statistics. A pure value;
+/// the cache keeps it behind one lock, taken by writes and by whoever drains the shards' reads.
+@usableFromInline
+struct MemoryPolicyState<Key: Hashable> {
+    @usableFromInline
+    struct Occupant {
+        @usableFromInline var key: Key
+        @usableFromInline var hash: Int
+    }
+
+    @usableFromInline var occupants: [Occupant?] = []
+    @usableFromInline var freeSlots: [Int] = []
+    @usableFromInline let queue: any EvictionQueue
+    @usableFromInline var nextVersion: UInt64 = 1
+    @usableFromInline var count = 0
+    @usableFromInline var totalCost = 0
+    @usableFromInline let maximumCount: Int
+    @usableFromInline let maximumCost: Int
+    /// Writes, evictions, expirations and rejections; hits and misses are counted by the shards.
+    @usableFromInline var statistics = StorageStatistics()
+    /// Reads taken from a shard, being told to the queue; kept to reuse its capacity.
+    @usableFromInline var draining: [PendingAccess] = []
+
+    init(maximumCount: Int, maximumCost: Int, queue: any EvictionQueue) {
+        self.maximumCount = maximumCount
+        self.maximumCost = maximumCost
+        self.queue = queue
+    }
+
+    /// The slot the next new entry will take.
+    @usableFromInline
+    var nextSlot: Int {
+        freeSlots.last ?? occupants.count
+    }
+
+    /// Gives ``nextSlot`` to `key` and tells the queue.
+    @usableFromInline
+    mutating func occupyNextSlot(key: Key, hash: Int, cost: Int) {
+        let occupant = Occupant(key: key, hash: hash)
+        let slot: Int
+        if let reused = freeSlots.popLast() {
+            slot = reused
+            occupants[slot] = occupant
+        } else {
+            slot = occupants.count
+            occupants.append(occupant)
+        }
+        count += 1
+        totalCost += cost
+        queue.recordInsertion(of: slot, hash: hash)
+    }
+
+    /// Frees `slot`, whose entry of `cost` has left its shard, and tells the queue.
+    @usableFromInline
+    mutating func release(slot: Int, cost: Int) {
+        occupants[slot] = nil
+        freeSlots.append(slot)
+        count -= 1
+        totalCost -= cost
+        queue.recordRemoval(of: slot)
+    }
+
+    /// Tells the queue about the reads in ``draining``, skipping any whose slot has since been
+    /// freed or given to another key, and empties it.
+    @usableFromInline
+    mutating func applyDraining() {
+        for access in draining {
+            if access.slot < 0 {
+                queue.recordMiss(hash: access.hash)
+            } else if access.slot < occupants.count, occupants[access.slot]?.hash == access.hash {
+                queue.recordAccess(of: access.slot, hash: access.hash)
+            }
+        }
+        draining.removeAll(keepingCapacity: true)
+    }
+
+    /// Forgets every slot; statistics are kept.
+    mutating func removeAll() {
+        occupants.removeAll()
+        freeSlots.removeAll()
+        draining.removeAll()
+        queue.removeAll()
+        count = 0
+        totalCost = 0
+    }
+}

@@ -1,0 +1,389 @@
+import Foundation
+
+/// The concurrent core of ``MemoryStorage``: entries in shards by key hash, each behind its own
+/// lock, and one eviction policy over all of them, behind another.
+///
+/// A read takes only its shard's lock: it looks the key up, counts the hit or miss and buffers
+/// the access for the policy. When a shard has buffered ``MemoryShard/drainThreshold`` reads, the
+/// reader drains every pending shard into the policy if the policy's lock is free, and goes on
+/// without waiting if it is not; a full buffer drops reads rather than make a reader wait. A
+/// write takes the policy's lock, drains the pending reads so the policy decides on everything
+/// read so far, then takes the shard locks it needs one at a time. Lock order: the policy, then a
+/// shard, then the pending-shard flags; no two shard locks are ever held together.
+///
+/// The shards live in one allocation, each padded to its own cache lines, with the lock inline:
+/// a read touches its shard and the entry, and no object that another core writes.
+@usableFromInline
+final class ShardedMemoryCache<Key: Hashable, Value>: @unchecked Sendable {
+    // Unchecked: every shard is reached only through its lock (`withShard`), the policy only
+    // through `policy`'s lock, and the layout fields are set once in `init`.
+    @usableFromInline typealias Shard = MemoryShard<Key, Value>
+    @usableFromInline typealias Entry = Shard.Entry
+    @usableFromInline typealias Policy = MemoryPolicyState<Key>
+    @usableFromInline typealias Removed = MemoryCacheState<Key, Value>.Removed
+
+    /// The first shard; shard `i` starts `i * stride` bytes later with its lock, and its
+    /// ``MemoryShard`` follows at `shardOffset`.
+    @usableFromInline let base: UnsafeMutableRawPointer
+    @usableFromInline let stride: Int
+    @usableFromInline let shardOffset: Int
+    /// The number of shards minus one; the count is a power of two.
+    @usableFromInline let mask: Int
+    @usableFromInline let policy: LockedState<Policy>
+    /// Bit `i` is set when shard `i` may hold reads the policy has not seen.
+    @usableFromInline let pendingShards = LockedState<UInt64>(0)
+
+    /// Four shards per core, a power of two from 4 to 64: two readers rarely meet on one lock.
+    static var defaultShardCount: Int {
+        let wanted = min(max(4 * ProcessInfo.processInfo.activeProcessorCount, 4), 64)
+        var count = 4
+        while count < wanted { count *= 2 }
+        return count
+    }
+
+    init(maximumCount: Int, maximumCost: Int, queue: any EvictionQueue, shardCount: Int = defaultShardCount) {
+        precondition(shardCount > 0 && shardCount <= 64 && shardCount & (shardCount - 1) == 0)
+        let lockSize = PlatformMutex.size
+        let alignment = max(MemoryLayout<Shard>.alignment, PlatformMutex.alignment)
+        let cacheLine = 128
+        shardOffset = (lockSize + alignment - 1) / alignment * alignment
+        stride = (shardOffset + MemoryLayout<Shard>.size + cacheLine - 1) / cacheLine * cacheLine
+        mask = shardCount - 1
+        base = UnsafeMutableRawPointer.allocate(byteCount: stride * shardCount, alignment: cacheLine)
+        for index in 0..<shardCount {
+            let cell = base + index * stride
+            PlatformMutex.initialize(cell)
+            (cell + shardOffset).bindMemory(to: Shard.self, capacity: 1).initialize(to: Shard())
+        }
+        policy = LockedState(Policy(maximumCount: maximumCount, maximumCost: maximumCost, queue: queue))
+    }
+
+    deinit {
+        for index in 0...mask {
+            let cell = base + index * stride
+            (cell + shardOffset).assumingMemoryBound(to: Shard.self).deinitialize(count: 1)
+            PlatformMutex.destroy(cell)
+        }
+        base.deallocate()
+    }
+
+    @inlinable
+    func shardIndex(ofHash hash: Int) -> Int {
+        // The high bits: a shard's dictionary and the policy's sketch use the low ones.
+        Int(truncatingIfNeeded: UInt(bitPattern: hash) &>> (UInt.bitWidth - 6)) & mask
+    }
+
+    /// Runs `body` on shard `index` with its lock held.
+    @inlinable
+    func withShard<Result>(_ index: Int, _ body: (inout Shard) -> Result) -> Result {
+        let cell = base + index &* stride
+        PlatformMutex.lock(cell)
+        defer { PlatformMutex.unlock(cell) }
+        return body(&(cell + shardOffset).assumingMemoryBound(to: Shard.self).pointee)
+    }
+
+    // MARK: Reading
+
+    /// Returns the live value for `key`, counting a hit or a miss. An expired entry reads as a
+    /// miss and is removed.
+    @inlinable
+    func value(forKey key: Key, now: () -> Double) -> Value? {
+        let hash = key.hashValue
+        let index = shardIndex(ofHash: hash)
+        var expiredVersion: UInt64 = 0
+        var drain = false
+        let value: Value? = withShard(index) { shard in
+            let access: PendingAccess
+            let value: Value?
+            if let entry = shard.entries[key] {
+                if entry.expiry != .infinity, entry.expiry <= now() {
+                    shard.misses &+= 1
+                    expiredVersion = entry.version
+                    return nil
+                }
+                shard.hits &+= 1
+                access = PendingAccess(slot: entry.slot, hash: hash)
+                value = entry.value
+            } else {
+                shard.misses &+= 1
+                access = PendingAccess(slot: -1, hash: hash)
+                value = nil
+            }
+            switch shard.record(access) {
+            case .buffered: break
+            case .first: markPending(index)
+            case .drainable: drain = true
+            }
+            return value
+        }
+        if expiredVersion != 0 {
+            removeExpired(forKey: key, hash: hash, version: expiredVersion)
+        } else if drain {
+            drainIfAvailable()
+        }
+        return value
+    }
+
+    /// Returns the live value and its version (0 when absent) without counting a hit or a miss.
+    func versionedValue(forKey key: Key, now: Double) -> (Value?, UInt64) {
+        let hash = key.hashValue
+        let found = withShard(shardIndex(ofHash: hash)) { $0.entries[key] }
+        guard let found else { return (nil, 0) }
+        guard found.expiry > now else {
+            removeExpired(forKey: key, hash: hash, version: found.version)
+            return (nil, 0)
+        }
+        return (found.value, found.version)
+    }
+
+    /// Whether a live value is stored for `key`; not counted as a use.
+    func containsValue(forKey key: Key, now: Double) -> Bool {
+        withShard(shardIndex(ofHash: key.hashValue)) { $0.entries[key].map { $0.expiry > now } ?? false }
+    }
+
+    func liveKeys(now: Double) -> [Key] {
+        var keys: [Key] = []
+        for index in 0...mask {
+            withShard(index) { shard in
+                for (key, entry) in shard.entries where entry.expiry > now {
+                    keys.append(key)
+                }
+            }
+        }
+        return keys
+    }
+
+    var count: Int {
+        policy.withLock { $0.count }
+    }
+
+    var totalCost: Int {
+        policy.withLock { $0.totalCost }
+    }
+
+    /// The statistics, with the entries and cost held now.
+    var snapshot: StorageStatistics {
+        policy.withLock { policy in
+            var snapshot = policy.statistics
+            snapshot.count = policy.count
+            snapshot.totalCost = policy.totalCost
+            for index in 0...mask {
+                withShard(index) { shard in
+                    snapshot.hits &+= shard.hits
+                    snapshot.misses &+= shard.misses
+                }
+            }
+            return snapshot
+        }
+    }
+
+    // MARK: Telling the policy about reads
+
+    @usableFromInline
+    func markPending(_ index: Int) {
+        pendingShards.withLock { $0 |= 1 &<< UInt64(index) }
+    }
+
+    /// Drains the pending reads into the policy if no one holds it; never waits.
+    @usableFromInline
+    func drainIfAvailable() {
+        _ = policy.withLockIfAvailable { drainPending(&$0) }
+    }
+
+    /// Tells the policy about every read buffered in a pending shard. Called with the policy held.
+    @usableFromInline
+    func drainPending(_ policy: inout Policy) {
+        var pending = pendingShards.withLock { bits in
+            defer { bits = 0 }
+            return bits
+        }
+        while pending != 0 {
+            let index = pending.trailingZeroBitCount
+            pending &= pending &- 1
+            withShard(index) { swap(&$0.pending, &policy.draining) }
+            policy.applyDraining()
+        }
+    }
+
+    // MARK: Writing
+
+    /// Stores `value`, then evicts until the limits hold. A value that alone exceeds the cost
+    /// limit is not kept; it also removes the older value for `key`, which would be stale.
+    @inlinable
+    func set(_ value: Value, forKey key: Key, cost: Int, expiry: Double, removed: inout Removed) {
+        let hash = key.hashValue
+        policy.withLock { policy in
+            drainPending(&policy)
+            store(value, forKey: key, hash: hash, cost: cost, expiry: expiry, in: &policy, removed: &removed)
+        }
+    }
+
+    /// Writes `updated` (or removes the value when `nil`) if the entry for `key` still has
+    /// `version` (0: absent) at `now`; returns whether it did.
+    func commit(
+        _ updated: Value?,
+        forKey key: Key,
+        ifVersion version: UInt64,
+        now: Double,
+        cost: Int,
+        expiry: Double,
+        removed: inout Removed
+    ) -> Bool {
+        let hash = key.hashValue
+        let index = shardIndex(ofHash: hash)
+        return policy.withLock { policy in
+            let current = withShard(index) { shard in shard.entries[key].map { $0.expiry > now ? $0.version : 0 } ?? 0 }
+            guard current == version else { return false }
+            drainPending(&policy)
+            if let updated {
+                store(updated, forKey: key, hash: hash, cost: cost, expiry: expiry, in: &policy, removed: &removed)
+            } else {
+                remove(key, hash: hash, from: &policy, removed: &removed)
+            }
+            return true
+        }
+    }
+
+    func removeValue(forKey key: Key, removed: inout Removed) {
+        let hash = key.hashValue
+        policy.withLock { remove(key, hash: hash, from: &$0, removed: &removed) }
+    }
+
+    /// Evicts in the policy's order until at most `count` entries costing at most `cost` remain.
+    func evict(toCount count: Int, toCost cost: Int, removed: inout Removed) {
+        policy.withLock { policy in
+            drainPending(&policy)
+            evict(toCount: count, toCost: cost, from: &policy, removed: &removed)
+        }
+    }
+
+    /// Removes every expired entry and returns how many there were.
+    func removeExpired(now: Double, removed: inout Removed) -> Int {
+        policy.withLock { policy in
+            var expired = 0
+            for index in 0...mask {
+                withShard(index) { shard in
+                    let keys = shard.entries.compactMap { $0.value.expiry <= now ? $0.key : nil }
+                    for key in keys {
+                        guard let entry = shard.entries.removeValue(forKey: key) else { continue }
+                        removed.append(entry.value)
+                        policy.release(slot: entry.slot, cost: entry.cost)
+                    }
+                    expired += keys.count
+                }
+            }
+            policy.statistics.expirations &+= UInt64(expired)
+            return expired
+        }
+    }
+
+    /// Empties the cache and returns the shards' old entries, to be released outside the locks.
+    /// Statistics are kept.
+    func removeAll() -> [[Key: Entry]] {
+        policy.withLock { policy in
+            var old: [[Key: Entry]] = []
+            old.reserveCapacity(mask + 1)
+            for index in 0...mask {
+                withShard(index) { shard in
+                    var entries: [Key: Entry] = [:]
+                    swap(&entries, &shard.entries)
+                    old.append(entries)
+                    shard.pending.removeAll()
+                }
+            }
+            pendingShards.withLock { $0 = 0 }
+            policy.removeAll()
+            return old
+        }
+    }
+
+    // MARK: Under the policy's lock
+
+    @usableFromInline
+    func store(
+        _ value: Value,
+        forKey key: Key,
+        hash: Int,
+        cost: Int,
+        expiry: Double,
+        in policy: inout Policy,
+        removed: inout Removed
+    ) {
+        guard cost <= policy.maximumCost else {
+            policy.statistics.rejections &+= 1
+            remove(key, hash: hash, from: &policy, removed: &removed)
+            return
+        }
+        let version = policy.nextVersion
+        policy.nextVersion &+= 1
+        let fresh = policy.nextSlot
+        let previous: (slot: Int, cost: Int)? = withShard(shardIndex(ofHash: hash)) { shard in
+            if let position = shard.entries.index(forKey: key) {
+                let old = shard.entries.values[position]
+                shard.entries.values[position] = Entry(
+                    value: value,
+                    cost: cost,
+                    expiry: expiry,
+                    version: version,
+                    slot: old.slot
+                )
+                removed.append(old.value)
+                return (old.slot, old.cost)
+            }
+            shard.entries[key] = Entry(value: value, cost: cost, expiry: expiry, version: version, slot: fresh)
+            return nil
+        }
+        if let previous {
+            policy.totalCost += cost - previous.cost
+            policy.queue.recordAccess(of: previous.slot, hash: hash)
+        } else {
+            policy.occupyNextSlot(key: key, hash: hash, cost: cost)
+        }
+        policy.statistics.writes &+= 1
+        evict(toCount: policy.maximumCount, toCost: policy.maximumCost, from: &policy, removed: &removed)
+    }
+
+    @usableFromInline
+    func remove(_ key: Key, hash: Int, from policy: inout Policy, removed: inout Removed) {
+        guard let entry = withShard(shardIndex(ofHash: hash), { $0.entries.removeValue(forKey: key) }) else { return }
+        removed.append(entry.value)
+        policy.release(slot: entry.slot, cost: entry.cost)
+    }
+
+    @usableFromInline
+    func evict(toCount count: Int, toCost cost: Int, from policy: inout Policy, removed: inout Removed) {
+        while policy.count > count || policy.totalCost > cost, let slot = policy.queue.victim() {
+            guard let occupant = policy.occupants[slot] else {
+                preconditionFailure("the eviction queue named slot \(slot), which holds no entry")
+            }
+            if policy.count > count {
+                policy.statistics.countEvictions &+= 1
+            } else {
+                policy.statistics.sizeEvictions &+= 1
+            }
+            let index = shardIndex(ofHash: occupant.hash)
+            guard let entry = withShard(index, { $0.entries.removeValue(forKey: occupant.key) }) else {
+                preconditionFailure("slot \(slot)'s key is missing from its shard")
+            }
+            removed.append(entry.value)
+            policy.release(slot: slot, cost: entry.cost)
+        }
+    }
+
+    /// Removes the entry for `key` if it is still the expired one a read found.
+    @usableFromInline
+    func removeExpired(forKey key: Key, hash: Int, version: UInt64) {
+        var removed = Removed()
+        policy.withLock { policy in
+            let entry = withShard(shardIndex(ofHash: hash)) { shard -> Entry? in
+                guard shard.entries[key]?.version == version else { return nil }
+                return shard.entries.removeValue(forKey: key)
+            }
+            guard let entry else { return }
+            removed.append(entry.value)
+            policy.release(slot: entry.slot, cost: entry.cost)
+            policy.statistics.expirations &+= 1
+        }
+        _ = consume removed
+    }
+}
