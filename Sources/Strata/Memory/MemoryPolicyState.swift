@@ -7,17 +7,22 @@ struct MemoryPolicyState<Key: Hashable> {
     struct Occupant {
         @usableFromInline var key: Key
         @usableFromInline var hash: Int
+
+        @inlinable
+        init(key: Key, hash: Int) {
+            self.key = key
+            self.hash = hash
+        }
     }
 
     @usableFromInline var occupants: [Occupant?] = []
     @usableFromInline var freeSlots: [Int] = []
     @usableFromInline let queue: any EvictionQueue
-    @usableFromInline var nextVersion: UInt64 = 1
     @usableFromInline var count = 0
     @usableFromInline var totalCost = 0
     @usableFromInline let maximumCount: Int
     @usableFromInline let maximumCost: Int
-    /// Writes, evictions, expirations and rejections; hits and misses are counted by the shards.
+    /// Evictions, expirations and rejections; hits, misses and writes are counted by the shards.
     @usableFromInline var statistics = StorageStatistics()
     /// Reads taken from a shard, being told to the queue; kept to reuse its capacity.
     @usableFromInline var draining: [PendingAccess] = []
@@ -29,13 +34,13 @@ struct MemoryPolicyState<Key: Hashable> {
     }
 
     /// The slot the next new entry will take.
-    @usableFromInline
+    @inlinable
     var nextSlot: Int {
         freeSlots.last ?? occupants.count
     }
 
     /// Gives ``nextSlot`` to `key` and tells the queue.
-    @usableFromInline
+    @inlinable
     mutating func occupyNextSlot(key: Key, hash: Int, cost: Int) {
         let occupant = Occupant(key: key, hash: hash)
         let slot: Int
@@ -52,7 +57,7 @@ struct MemoryPolicyState<Key: Hashable> {
     }
 
     /// Frees `slot`, whose entry of `cost` has left its shard, and tells the queue.
-    @usableFromInline
+    @inlinable
     mutating func release(slot: Int, cost: Int) {
         occupants[slot] = nil
         freeSlots.append(slot)
@@ -63,7 +68,7 @@ struct MemoryPolicyState<Key: Hashable> {
 
     /// Tells the queue about the reads in ``draining``, skipping any whose slot has since been
     /// freed or given to another key, and empties it.
-    @usableFromInline
+    @inlinable
     mutating func applyDraining() {
         for access in draining {
             if access.slot < 0 {

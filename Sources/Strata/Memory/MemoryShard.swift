@@ -61,9 +61,20 @@ struct MemoryShard<Key: Hashable, Value> {
     @usableFromInline var pending: [PendingAccess] = []
     @usableFromInline var hits: UInt64 = 0
     @usableFromInline var misses: UInt64 = 0
+    @usableFromInline var writes: UInt64 = 0
+    /// The version the next write in this shard takes. Versions need only differ per key, and a
+    /// key's writes all happen in its shard.
+    @usableFromInline var nextVersion: UInt64 = 1
 
     @usableFromInline
     init() {}
+
+    /// A version no entry of this shard has had.
+    @inlinable
+    mutating func takeVersion() -> UInt64 {
+        defer { nextVersion &+= 1 }
+        return nextVersion
+    }
 
     /// Buffers `access` for the policy, or drops it when the buffer is full.
     @inlinable

@@ -171,6 +171,7 @@ final class ShardedMemoryCache<Key: Hashable, Value>: @unchecked Sendable {
                 withShard(index) { shard in
                     snapshot.hits &+= shard.hits
                     snapshot.misses &+= shard.misses
+                    snapshot.writes &+= shard.writes
                 }
             }
             return snapshot
@@ -179,19 +180,19 @@ final class ShardedMemoryCache<Key: Hashable, Value>: @unchecked Sendable {
 
     // MARK: Telling the policy about reads
 
-    @usableFromInline
+    @inlinable
     func markPending(_ index: Int) {
         pendingShards.withLock { $0 |= 1 &<< UInt64(index) }
     }
 
     /// Drains the pending reads into the policy if no one holds it; never waits.
-    @usableFromInline
+    @inlinable
     func drainIfAvailable() {
         _ = policy.withLockIfAvailable { drainPending(&$0) }
     }
 
     /// Tells the policy about every read buffered in a pending shard. Called with the policy held.
-    @usableFromInline
+    @inlinable
     func drainPending(_ policy: inout Policy) {
         var pending = pendingShards.withLock { bits in
             defer { bits = 0 }
@@ -212,6 +213,36 @@ final class ShardedMemoryCache<Key: Hashable, Value>: @unchecked Sendable {
     @inlinable
     func set(_ value: Value, forKey key: Key, cost: Int, expiry: Double, removed: inout Removed) {
         let hash = key.hashValue
+        let index = shardIndex(ofHash: hash)
+        // A value replacing one of the same cost changes nothing the limits count: it is written
+        // in its shard alone, and the policy hears of it later, as of a read.
+        var drain = false
+        let replaced = withShard(index) { shard in
+            guard let position = shard.entries.index(forKey: key), shard.entries.values[position].cost == cost else {
+                return false
+            }
+            let slot = shard.entries.values[position].slot
+            let old = shard.entries.values[position].value
+            shard.entries.values[position] = Entry(
+                value: value,
+                cost: cost,
+                expiry: expiry,
+                version: shard.takeVersion(),
+                slot: slot
+            )
+            removed.append(old)
+            shard.writes &+= 1
+            switch shard.record(PendingAccess(slot: slot, hash: hash)) {
+            case .buffered: break
+            case .first: markPending(index)
+            case .drainable: drain = true
+            }
+            return true
+        }
+        if replaced {
+            if drain { drainIfAvailable() }
+            return
+        }
         policy.withLock { policy in
             drainPending(&policy)
             store(value, forKey: key, hash: hash, cost: cost, expiry: expiry, in: &policy, removed: &removed)
@@ -299,7 +330,7 @@ final class ShardedMemoryCache<Key: Hashable, Value>: @unchecked Sendable {
 
     // MARK: Under the policy's lock
 
-    @usableFromInline
+    @inlinable
     func store(
         _ value: Value,
         forKey key: Key,
@@ -314,10 +345,10 @@ final class ShardedMemoryCache<Key: Hashable, Value>: @unchecked Sendable {
             remove(key, hash: hash, from: &policy, removed: &removed)
             return
         }
-        let version = policy.nextVersion
-        policy.nextVersion &+= 1
         let fresh = policy.nextSlot
         let previous: (slot: Int, cost: Int)? = withShard(shardIndex(ofHash: hash)) { shard in
+            let version = shard.takeVersion()
+            shard.writes &+= 1
             if let position = shard.entries.index(forKey: key) {
                 let old = shard.entries.values[position]
                 shard.entries.values[position] = Entry(
@@ -339,18 +370,17 @@ final class ShardedMemoryCache<Key: Hashable, Value>: @unchecked Sendable {
         } else {
             policy.occupyNextSlot(key: key, hash: hash, cost: cost)
         }
-        policy.statistics.writes &+= 1
         evict(toCount: policy.maximumCount, toCost: policy.maximumCost, from: &policy, removed: &removed)
     }
 
-    @usableFromInline
+    @inlinable
     func remove(_ key: Key, hash: Int, from policy: inout Policy, removed: inout Removed) {
         guard let entry = withShard(shardIndex(ofHash: hash), { $0.entries.removeValue(forKey: key) }) else { return }
         removed.append(entry.value)
         policy.release(slot: entry.slot, cost: entry.cost)
     }
 
-    @usableFromInline
+    @inlinable
     func evict(toCount count: Int, toCost cost: Int, from policy: inout Policy, removed: inout Removed) {
         while policy.count > count || policy.totalCost > cost, let slot = policy.queue.victim() {
             guard let occupant = policy.occupants[slot] else {
@@ -371,7 +401,7 @@ final class ShardedMemoryCache<Key: Hashable, Value>: @unchecked Sendable {
     }
 
     /// Removes the entry for `key` if it is still the expired one a read found.
-    @usableFromInline
+    @inlinable
     func removeExpired(forKey key: Key, hash: Int, version: UInt64) {
         var removed = Removed()
         policy.withLock { policy in
