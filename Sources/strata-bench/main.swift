@@ -20,7 +20,8 @@ if CommandLine.arguments.dropFirst().first == "hitrate" {
 /// The PostgreSQL figures need a server: `eval "$(scripts/postgres.sh start)"` starts one.
 let hasPostgres = !(ProcessInfo.processInfo.environment["STRATA_POSTGRES_URL"] ?? "").isEmpty
 let benchmarks =
-    Benchmark.memory + Benchmark.concurrent + Benchmark.policy + Benchmark.disk + Benchmark.provider + Benchmark.observability
+    Benchmark.memory + Benchmark.concurrent + Benchmark.policy + Benchmark.disk + Benchmark.provider
+    + Benchmark.observability
     + Benchmark.objects + Benchmark.sqlite + (hasPostgres ? Benchmark.postgres : [])
 let goals = Goal.memory + Goal.concurrency + Goal.disk + Goal.provider + Goal.objects + Goal.database
 

@@ -1,5 +1,6 @@
-/// The state of a ``MemoryStorage``: entries in reusable slots, an index from key to slot, and an
-/// eviction queue. A pure value with no lock; ``MemoryStorage`` keeps it behind one.
+/// An index with an eviction queue: entries in reusable slots, an index from key to slot, and the
+/// queue. A pure value with no lock; ``DiskStorage`` keeps its index of files in one, behind its
+/// lock. (``MemoryStorage`` shards its entries instead: see ``ShardedMemoryCache``.)
 @usableFromInline
 struct MemoryCacheState<Key: Hashable, Value> {
     @usableFromInline
@@ -61,48 +62,7 @@ struct MemoryCacheState<Key: Hashable, Value> {
 
     var count: Int { index.count }
 
-    /// The statistics with the entries and cost held now.
-    @usableFromInline
-    var snapshot: StorageStatistics {
-        var snapshot = statistics
-        snapshot.count = index.count
-        snapshot.totalCost = totalCost
-        return snapshot
-    }
-
     // MARK: Reading
-
-    /// Returns the live value for `key`, removing it if it has expired.
-    @inlinable
-    mutating func value(forKey key: Key, now: () -> Double, removed: inout Removed) -> Value? {
-        guard let slot = index[key] else {
-            statistics.misses &+= 1
-            queue.recordMiss(hash: key.hashValue)
-            return nil
-        }
-        let entry = slots[slot].unsafelyUnwrapped
-        if entry.expiry != .infinity, entry.expiry <= now() {
-            removed.append(remove(slot: slot))
-            statistics.expirations &+= 1
-            statistics.misses &+= 1
-            return nil
-        }
-        queue.recordAccess(of: slot, hash: entry.hash)
-        statistics.hits &+= 1
-        return entry.value
-    }
-
-    /// Returns the live value and its version (0 when absent) without counting a hit or a miss.
-    mutating func versionedValue(forKey key: Key, now: Double, removed: inout Removed) -> (Value?, UInt64) {
-        guard let slot = index[key] else { return (nil, 0) }
-        let entry = slots[slot].unsafelyUnwrapped
-        if entry.expiry <= now {
-            removed.append(remove(slot: slot))
-            statistics.expirations &+= 1
-            return (nil, 0)
-        }
-        return (entry.value, entry.version)
-    }
 
     /// Records a use of `key` without counting a hit, and returns its value, if present.
     mutating func recordAccess(forKey key: Key) -> Value? {
