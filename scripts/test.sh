@@ -77,7 +77,7 @@ if [ "$skip_tsan" = 0 ]; then
     # the runner still prints that the tests passed.
     set +e
     TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
-        swift test --sanitize=thread --scratch-path .build-tsan --filter StressTests 2>&1 | tee "$log_dir/tsan.log"
+        swift test --sanitize=thread --scratch-path .build-tsan --filter "StressTests|MemoryStorageConcurrencyTests" 2>&1 | tee "$log_dir/tsan.log"
     status=${PIPESTATUS[0]}
     set -e
     if grep -q 'WARNING: ThreadSanitizer' "$log_dir/tsan.log"; then
