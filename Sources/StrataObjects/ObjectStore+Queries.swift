@@ -106,27 +106,53 @@ extension ObjectStore {
         _ isIncluded: (Object) throws(StorageError) -> Bool
     ) throws(StorageError) -> [(key: String, object: Object)] {
         var results: [(key: String, object: Object)] = []
-        let stopsEarly = sortDescriptors.isEmpty ? limit : nil
-        for (key, entry) in objects {
-            if try !isIncluded(entry.object) { continue }
-            results.append((key, entry.object))
-            if let stopsEarly, results.count >= stopsEarly { break }
-        }
-        if !sortDescriptors.isEmpty {
-            results.sort { left, right in
-                for descriptor in sortDescriptors {
-                    switch descriptor.compare(left.object, right.object) {
-                    case .orderedAscending: return true
-                    case .orderedDescending: return false
-                    case .orderedSame: continue
-                    }
-                }
-                return left.key < right.key
+        guard !sortDescriptors.isEmpty else {
+            for (key, entry) in objects {
+                if try !isIncluded(entry.object) { continue }
+                results.append((key, entry.object))
+                if let limit, results.count >= limit { break }
             }
-            if let limit, results.count > limit { results.removeSubrange(limit...) }
+            return results
         }
+        func precedes(_ left: (key: String, object: Object), _ right: (key: String, object: Object)) -> Bool {
+            for descriptor in sortDescriptors {
+                switch descriptor.compare(left.object, right.object) {
+                case .orderedAscending: return true
+                case .orderedDescending: return false
+                case .orderedSame: continue
+                }
+            }
+            return left.key < right.key
+        }
+        // A small limit keeps only the best `limit` matches, in order, as they are found: most
+        // matches lose to the current last with one comparison, and nothing is sorted whole.
+        if let limit, limit <= Self.topMatchesLimit {
+            for (key, entry) in objects {
+                if try !isIncluded(entry.object) { continue }
+                let candidate = (key: key, object: entry.object)
+                if results.count == limit, let last = results.last, !precedes(candidate, last) { continue }
+                var low = 0
+                var high = results.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    if precedes(results[middle], candidate) { low = middle + 1 } else { high = middle }
+                }
+                results.insert(candidate, at: low)
+                if results.count > limit { results.removeLast() }
+            }
+            return results
+        }
+        for (key, entry) in objects where try isIncluded(entry.object) {
+            results.append((key, entry.object))
+        }
+        results.sort(by: precedes)
+        if let limit, results.count > limit { results.removeSubrange(limit...) }
         return results
     }
+
+    /// The largest limit kept by insertion into the best matches so far; a larger one sorts every
+    /// match and cuts.
+    private static var topMatchesLimit: Int { 256 }
 
     /// A match as it crosses from the I/O threads back to the caller.
     private struct MatchedObject: Sendable {

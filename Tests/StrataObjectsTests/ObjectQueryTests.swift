@@ -159,6 +159,16 @@ import Testing
         )
     }
 
+    @Test(arguments: [1, 256, 257, 5_000])
+    func sortedLimitsOnEitherSideOfTheTopMatchesPathAgree(limit: Int) async throws {
+        try await check(
+            #Predicate { $0.priority != 0 },
+            sortedBy: [SortDescriptor(\.rating, order: .reverse), SortDescriptor(\.title)],
+            limit: limit,
+            expected: { $0.priority != 0 }
+        )
+    }
+
     @Test func limitWithoutSort() async throws {
         try await check(#Predicate { $0.tags.isEmpty }, limit: 25, expected: { $0.tags.isEmpty })
     }
