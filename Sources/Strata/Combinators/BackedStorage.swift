@@ -2,7 +2,14 @@
 ///
 /// Created by ``ReadableStorage/backed(by:)``. When the front can be written, a back hit is pulled
 /// forward into it, and the backfill never overwrites a value that a concurrent write through
-/// this storage put in the front. The back is never written. Any task may use it.
+/// this storage put in the front, nor refills a key that a write removed while the back was read.
+/// The back is never written. Any task may use it.
+///
+/// When the front is an ``UpdatableStorage`` (``MemoryStorage``, `DiskStorage`, the database
+/// storages), no lock is held while either layer works: the backfill is one conditional update of
+/// the front that stores the value only where the front holds nothing and no write of the key's
+/// stripe has begun since the read did. Over any other front, a backfill and the writes of its
+/// key's stripe take turns.
 ///
 /// ```swift
 /// let bundled = MemoryStorage<String, String>().backed(by: defaults.readOnly()).readOnly()
@@ -14,40 +21,87 @@ where Front.Key == Back.Key, Front.Value == Back.Value, Front.Key: Hashable {
     /// The type of the values.
     public typealias Value = Front.Value
 
+    /// How backfills and writes keep out of each other's way.
+    @usableFromInline
+    enum Coordination: Sendable {
+        /// Writes and backfills of a stripe take turns (a front that cannot write conditionally).
+        case gate(WriteGate)
+        /// Nothing waits: a backfill checks, inside the front's own atomic update, that no write
+        /// has begun since its read did.
+        case tracker(WriteTracker)
+    }
+
+    /// Stores a value read from the back in the front, if the front still holds nothing for the
+    /// key and the closure it is given still answers `true` when the store commits.
+    @usableFromInline
+    typealias PullForward = @Sendable (Value, Key, _ isFresh: @Sendable () -> Bool) async throws(StorageError) -> Void
+
     /// The layer read first and, if writable, filled from the back.
     public let front: Front
     /// The layer read on a front miss.
     public let back: Back
-    @usableFromInline let gate: WriteGate
-    @usableFromInline let pullForward: (@Sendable (Value, Key) async throws(StorageError) -> Void)?
+    @usableFromInline let coordination: Coordination
+    @usableFromInline let pullForward: PullForward?
 
     @inlinable
-    init(front: Front, back: Back, pullForward: (@Sendable (Value, Key) async throws(StorageError) -> Void)?) {
+    init(front: Front, back: Back, coordination: Coordination, pullForward: PullForward?) {
         self.front = front
         self.back = back
-        self.gate = WriteGate()
+        self.coordination = coordination
         self.pullForward = pullForward
     }
 
     /// Returns the value for `key`, or `nil` if there is none.
     @inlinable
     public func value(forKey key: Key) async throws(StorageError) -> Value? {
-        let stripe = gate.stripe(for: key)
-        let generation = gate.snapshot(stripe)
+        switch coordination {
+        case .tracker(let tracker):
+            let ticket = tracker.beginRead(of: key)
+            guard let (value, fromBack) = try await read(key) else { return nil }
+            if fromBack, let pullForward, tracker.isUndisturbed(since: ticket) {
+                // The read succeeded; a front that cannot take the value only costs a later miss.
+                try? await pullForward(value, key) { tracker.isUndisturbed(since: ticket) }
+            }
+            return value
+        case .gate(let gate):
+            let stripe = gate.stripe(for: key)
+            let generation = gate.snapshot(stripe)
+            guard let (value, fromBack) = try await read(key) else { return nil }
+            if fromBack, let pullForward {
+                try? await gate.backfill(stripe, ifUnchangedSince: generation) { () throws(StorageError) in
+                    try await pullForward(value, key) { true }
+                }
+            }
+            return value
+        }
+    }
+
+    /// Reads the front, then the back on a miss; says which layer answered.
+    @inlinable
+    func read(_ key: Key) async throws(StorageError) -> (Value, fromBack: Bool)? {
         switch try front.immediateValue(forKey: key) {
-        case .found(let value): return value
+        case .found(let value): return (value, false)
         case .absent: break
         case .unavailable:
-            if let value = try await front.value(forKey: key) { return value }
+            if let value = try await front.value(forKey: key) { return (value, false) }
         }
-        guard let value = try await back.value(forKey: key) else { return nil }
-        if let pullForward {
-            // The read succeeded; a front that cannot take the value only costs a later miss.
-            try? await gate.backfill(stripe, ifUnchangedSince: generation) { () throws(StorageError) in
-                try await pullForward(value, key)
-            }
+        return try await back.value(forKey: key).map { ($0, true) }
+    }
+
+    /// Runs a write of `key` to the front so that no backfill lands a value read before it.
+    @inlinable
+    func write<Result>(
+        _ key: Key,
+        _ body: () async throws(StorageError) -> Result
+    ) async throws(StorageError) -> Result {
+        switch coordination {
+        case .tracker(let tracker):
+            let ticket = tracker.beginWrite(of: key)
+            defer { _ = tracker.endWrite(ticket) }
+            return try await body()
+        case .gate(let gate):
+            return try await gate.write(gate.stripe(for: key), body)
         }
-        return value
     }
 }
 
@@ -55,7 +109,7 @@ extension BackedStorage: WritableStorage where Front: WritableStorage {
     /// Stores `value` in the front only.
     @inlinable
     public func set(_ value: Value, forKey key: Key) async throws(StorageError) {
-        try await gate.write(gate.stripe(for: key)) { () throws(StorageError) in
+        try await write(key) { () throws(StorageError) in
             try await front.set(value, forKey: key)
         }
     }
@@ -63,7 +117,7 @@ extension BackedStorage: WritableStorage where Front: WritableStorage {
     /// Removes the value from the front only; the back may still supply it on the next read.
     @inlinable
     public func removeValue(forKey key: Key) async throws(StorageError) {
-        try await gate.write(gate.stripe(for: key)) { () throws(StorageError) in
+        try await write(key) { () throws(StorageError) in
             try await front.removeValue(forKey: key)
         }
     }
@@ -75,7 +129,7 @@ extension ReadableStorage where Key: Hashable {
     /// Returns a read-only storage that reads this storage first and `back` on a miss.
     @inlinable
     public func backed<Back: ReadableStorage<Key, Value>>(by back: Back) -> BackedStorage<Self, Back> {
-        BackedStorage(front: self, back: back, pullForward: nil)
+        BackedStorage(front: self, back: back, coordination: .tracker(WriteTracker()), pullForward: nil)
     }
 }
 
@@ -84,8 +138,26 @@ extension Storage where Key: Hashable {
     /// here; writes go to this storage only.
     @inlinable
     public func backed<Back: ReadableStorage<Key, Value>>(by back: Back) -> BackedStorage<Self, Back> {
-        BackedStorage(front: self, back: back) { (value, key) throws(StorageError) in
+        BackedStorage(front: self, back: back, coordination: .gate(WriteGate())) {
+            (value, key, _) throws(StorageError) in
             try await self.set(value, forKey: key)
+        }
+    }
+}
+
+extension UpdatableStorage where Key: Hashable {
+    /// Returns a storage that reads this storage first and `back` on a miss, keeping what it finds
+    /// here; writes go to this storage only.
+    ///
+    /// What the back supplies is stored here by one ``UpdatableStorage/update(forKey:_:)`` that
+    /// writes only where this storage holds nothing, so no lock is held while either layer works.
+    @inlinable
+    public func backed<Back: ReadableStorage<Key, Value>>(by back: Back) -> BackedStorage<Self, Back> {
+        BackedStorage(front: self, back: back, coordination: .tracker(WriteTracker())) {
+            (value, key, isFresh) throws(StorageError) in
+            try await self.update(forKey: key) { current in
+                if current == nil, isFresh() { current = value }
+            }
         }
     }
 }

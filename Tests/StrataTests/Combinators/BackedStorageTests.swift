@@ -117,4 +117,62 @@ import Testing
 
         #expect(front.value(forKey: "key") == nil)
     }
+
+    // MARK: No lock held while a layer works (an updatable front)
+
+    @Test(.timeLimit(.minutes(1)))
+    func aReadIsNotHeldUpByAWriteOfItsKeyStillInFlight() async throws {
+        let front = GatedStorage<String, String>()
+        let back = MemoryStorage<String, String>()
+        back.set("from back", forKey: "key")
+        let backed = front.backed(by: back)
+        front.writes.holdNext()
+        async let heldWrite: Void = backed.set("new", forKey: "key")
+        await front.writes.waitUntilHeld()
+
+        // The write holds the front; the read answers from the back and leaves the front alone.
+        let read = try await backed.value(forKey: "key")
+
+        #expect(read == "from back")
+        #expect(front.base.value(forKey: "key") == nil)
+        front.writes.release()
+        try await heldWrite
+        #expect(front.base.value(forKey: "key") == "new")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aReadOfAnotherKeyFillsTheFrontWhileAWriteIsHeld() async throws {
+        let front = GatedStorage<String, String>()
+        let back = MemoryStorage<String, String>()
+        back.set("b from back", forKey: "b")
+        let backed = front.backed(by: back)
+        front.writes.holdNext()
+        async let heldWrite: Void = backed.set("new", forKey: "a")
+        await front.writes.waitUntilHeld()
+
+        let read = try await backed.value(forKey: "b")
+
+        #expect(read == "b from back")
+        #expect(front.base.value(forKey: "b") == "b from back")
+        front.writes.release()
+        try await heldWrite
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aBackfillNeverReplacesAValueTheFrontGotMeanwhile() async throws {
+        let front = GatedStorage<String, String>()
+        let back = GatedStorage<String, String>()
+        back.base.set("old", forKey: "key")
+        let backed = front.backed(by: back)
+        back.reads.holdNext()
+        async let heldRead = backed.value(forKey: "key")
+        await back.reads.waitUntilHeld()
+
+        // Written to the front directly, not through `backed`: only the conditional fill protects it.
+        front.base.set("newer", forKey: "key")
+        back.reads.release()
+
+        #expect(try await heldRead == "old")
+        #expect(front.base.value(forKey: "key") == "newer")
+    }
 }
