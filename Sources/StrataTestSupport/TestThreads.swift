@@ -8,7 +8,23 @@ import Strata
 /// test) would fire late. These threads are not Strata's I/O threads either, so a test's long
 /// work never delays the library's own async I/O that another test awaits. Any task may use it.
 package enum TestThreads {
-    private static let pool = BlockingIOPool(maximumThreadCount: 6)
+    /// Niced, so that when the tests' long work and the cooperative pool both want the two
+    /// cores, the pool (every test's timers and continuations) gets them first.
+    private static let pool = BlockingIOPool(name: "strata-tests", maximumThreadCount: 6, niceness: 10)
+
+    /// Threads for tests that measure how soon something answers, never niced and never given
+    /// long work.
+    private static let timing = BlockingIOPool(name: "strata-timing", maximumThreadCount: 2)
+
+    /// Runs `body` with the timing threads as its task's preferred executor: every wake-up of
+    /// the calling task (a resumed continuation, an answered await) runs there, not behind the
+    /// jobs queued on the cooperative pool by every other test of a parallel run. A test of a time
+    /// limit then measures the limit, not how busy the pool was.
+    package static func onTimingThreads<Result: Sendable, Failure: Error>(
+        _ body: () async throws(Failure) -> Result
+    ) async throws(Failure) -> Result {
+        try await withTaskExecutorPreference(timing, operation: body)
+    }
 
     /// Runs `body` on one of the tests' threads; the calling task suspends meanwhile.
     package static func run<Result: Sendable, Failure: Error>(

@@ -35,7 +35,10 @@ package final class BlockingIOPool: TaskExecutor, @unchecked Sendable {
     /// As many threads as cores, and at least two, as `NIOThreadPool.singleton` has: the pool
     /// also decodes and runs queries, work that only competes with everything else for the
     /// cores if it gets more threads than there are cores.
-    package static let shared = BlockingIOPool(maximumThreadCount: max(2, ProcessInfo.processInfo.activeProcessorCount))
+    package static let shared = BlockingIOPool(
+        name: "strata-io",
+        maximumThreadCount: max(2, ProcessInfo.processInfo.activeProcessorCount)
+    )
 
     /// The most threads the pool starts.
     package let maximumThreadCount: Int
@@ -49,9 +52,21 @@ package final class BlockingIOPool: TaskExecutor, @unchecked Sendable {
     /// Jobs queued and not yet taken, for spinning threads to watch without the lock.
     private let pending = Atomic<Int>(0)
 
-    package init(maximumThreadCount: Int) {
+    /// How much the pool's threads yield to others for processor time: 0, the default, not at
+    /// all; up to 19, more and more (a POSIX nice value, applied to each thread).
+    package let niceness: Int32
+
+    /// The name each of the pool's threads carries (at most 15 bytes, Linux's limit), as seen in
+    /// a debugger, `top -H` or a profile.
+    package let name: String
+
+    package init(name: String, maximumThreadCount: Int, niceness: Int32 = 0) {
         precondition(maximumThreadCount > 0, "a pool needs at least one thread")
+        precondition((0...19).contains(niceness), "a niceness runs from 0 to 19")
+        precondition(name.utf8.count <= 15, "a thread's name holds at most 15 bytes")
+        self.name = name
         self.maximumThreadCount = maximumThreadCount
+        self.niceness = niceness
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -143,6 +158,18 @@ package final class BlockingIOPool: TaskExecutor, @unchecked Sendable {
                 #else
                 let pool = Unmanaged<BlockingIOPool>.fromOpaque(context!).takeRetainedValue()
                 #endif
+                // Foundation's setter reaches `pthread_setname_np`, which Glibc's module hides.
+                Thread.current.name = pool.name
+                if pool.niceness > 0 {
+                    #if canImport(Darwin)
+                    // Darwin's nice value is the process's: a lower quality of service is the
+                    // per-thread equivalent.
+                    _ = pthread_set_qos_class_self_np(QOS_CLASS_UTILITY, 0)
+                    #elseif canImport(Glibc)
+                    // Per thread on Linux: `who` 0 names the calling thread, not the process.
+                    _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, pool.niceness)
+                    #endif
+                }
                 pool.work()
                 return nil
             },

@@ -1,11 +1,20 @@
+import Dispatch
+
 /// Races an operation against a deadline: the one place Strata gives up waiting.
 ///
-/// The operation runs in a task of its own and a timer sleeps on `clock`; whichever of the
-/// operation's answer, the timer and the caller's cancellation comes first decides, and the
-/// other tasks are cancelled. The caller is answered at the deadline even when the operation
-/// ignores cancellation (a connection attempt, a body that keeps streaming): that task then
-/// finishes in the background and its answer is dropped. A task group could not do this, since
-/// it waits for every child before it returns.
+/// The operation runs in a task of its own; whichever of the operation's answer, the deadline
+/// and the caller's cancellation comes first decides, and the operation's task is cancelled. The
+/// caller is answered at the deadline even when the operation ignores cancellation (a connection
+/// attempt, a body that keeps streaming): that task then finishes in the background and its
+/// answer is dropped. A task group could not do this, since it waits for every child before it
+/// returns.
+///
+/// On the continuous clock the deadline is a Dispatch timer on a serial queue of its own, not a
+/// sleeping task: the timer fires on a thread Dispatch keeps apart from the cooperative pool, so a
+/// deadline holds while the pool's few threads (one per core) are busy with other work. A
+/// sleeping task would need a pool thread to wake it and another job to answer the caller, and
+/// under load each of those waits its turn behind every queued job. On any other clock (a test's
+/// injected one) a task sleeps on it.
 package enum Deadline {
     /// How a race ended.
     package enum Outcome<Value: Sendable, Failure: Error>: Sendable {
@@ -25,7 +34,10 @@ package enum Deadline {
         clock: C,
         _ operation: @escaping @Sendable () async throws(Failure) -> Value
     ) async -> Outcome<Value, Failure> {
-        await race(sleep: { try await clock.sleep(for: limit) }, operation)
+        if C.self == ContinuousClock.self, let limit = limit as? Duration {
+            return await race(within: limit, operation)
+        }
+        return await race(sleep: { try await clock.sleep(for: limit) }, operation)
     }
 
     /// Runs `operation`, giving up when `sleep` returns: the form for a clock held as a closure.
@@ -53,19 +65,62 @@ package enum Deadline {
                         // Cancelled: the race is already decided.
                     }
                 }
-                race.start(continuation, work: work, timer: timer)
+                race.start(continuation, cancellingWhenDecided: [work.cancel, timer.cancel])
             }
         } onCancel: {
             race.finish(.cancelled)
         }
     }
 
-    /// Runs `operation`, giving up after `limit` on the continuous clock.
+    /// Runs `operation`, giving up after `limit` on the continuous clock, timed by a Dispatch
+    /// timer rather than a sleeping task.
     package static func race<Value: Sendable, Failure: Error>(
         within limit: Duration,
         _ operation: @escaping @Sendable () async throws(Failure) -> Value
     ) async -> Outcome<Value, Failure> {
-        await race(within: limit, clock: ContinuousClock(), operation)
+        let race = Race<Value, Failure>()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome<Value, Failure>, Never>) in
+                let work = Task {
+                    do throws(Failure) {
+                        race.finish(.value(try await operation()))
+                    } catch {
+                        race.finish(.failure(error))
+                    }
+                }
+                let timer = Timer(after: limit) { race.finish(.timedOut) }
+                race.start(continuation, cancellingWhenDecided: [work.cancel, timer.cancel])
+            }
+        } onCancel: {
+            race.finish(.cancelled)
+        }
+    }
+
+    /// The queue every deadline's timer fires on. A serial queue of its own targets Dispatch's
+    /// overcommitting root queue, whose threads are not the cooperative pool's: a timer's handler
+    /// (one `finish`, which resumes a continuation) runs as soon as the timer is due.
+    private static let timers = DispatchQueue(label: "strata.deadlines")
+
+    /// One deadline's Dispatch timer, cancelled as soon as the race is decided.
+    private final class Timer: Sendable {
+        // Safe: the source is only scheduled and resumed in `init`; `cancel()` is thread-safe.
+        nonisolated(unsafe) private let source: any DispatchSourceTimer
+
+        init(after limit: Duration, fire: @escaping @Sendable () -> Void) {
+            source = DispatchSource.makeTimerSource(queue: Deadline.timers)
+            let (seconds, attoseconds) = limit.components
+            let nanoseconds = max(0, seconds) &* 1_000_000_000 &+ max(0, attoseconds / 1_000_000_000)
+            source.setEventHandler(handler: fire)
+            source.schedule(
+                deadline: .now() + .nanoseconds(Int(clamping: nanoseconds)),
+                leeway: .milliseconds(1)
+            )
+            source.resume()
+        }
+
+        func cancel() {
+            source.cancel()
+        }
     }
 
     /// The state of one race: the first outcome resumes the caller; later ones are ignored.
@@ -73,16 +128,17 @@ package enum Deadline {
         private struct State {
             var continuation: CheckedContinuation<Outcome<Value, Failure>, Never>?
             var early: Outcome<Value, Failure>?
-            var tasks: [Task<Void, Never>] = []
+            var cancellations: [@Sendable () -> Void] = []
             var isFinished = false
         }
 
         private let state = LockedState(State())
 
+        /// Hands the race its caller and what to cancel once it is decided (the operation's
+        /// task, the timer); an outcome that came first answers at once.
         func start(
             _ continuation: CheckedContinuation<Outcome<Value, Failure>, Never>,
-            work: Task<Void, Never>,
-            timer: Task<Void, Never>
+            cancellingWhenDecided cancellations: [@Sendable () -> Void]
         ) {
             let early = state.withLock { state -> Outcome<Value, Failure>? in
                 if let early = state.early {
@@ -90,19 +146,18 @@ package enum Deadline {
                     return early
                 }
                 state.continuation = continuation
-                state.tasks = [work, timer]
+                state.cancellations = cancellations
                 return nil
             }
             if let early {
-                work.cancel()
-                timer.cancel()
+                for cancel in cancellations { cancel() }
                 continuation.resume(returning: early)
             }
         }
 
         func finish(_ outcome: Outcome<Value, Failure>) {
-            let (continuation, tasks) = state.withLock {
-                state -> (CheckedContinuation<Outcome<Value, Failure>, Never>?, [Task<Void, Never>]) in
+            let (continuation, cancellations) = state.withLock {
+                state -> (CheckedContinuation<Outcome<Value, Failure>, Never>?, [@Sendable () -> Void]) in
                 guard !state.isFinished else { return (nil, []) }
                 state.isFinished = true
                 guard let continuation = state.continuation else {
@@ -110,10 +165,10 @@ package enum Deadline {
                     return (nil, [])
                 }
                 state.continuation = nil
-                defer { state.tasks = [] }
-                return (continuation, state.tasks)
+                defer { state.cancellations = [] }
+                return (continuation, state.cancellations)
             }
-            for task in tasks { task.cancel() }
+            for cancel in cancellations { cancel() }
             continuation?.resume(returning: outcome)
         }
     }

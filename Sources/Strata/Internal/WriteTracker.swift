@@ -35,7 +35,9 @@ final class WriteTracker: Sendable {
     @usableFromInline
     init() {}
 
-    private func stripe<Key: Hashable>(for key: Key) -> Int {
+    /// The stripe `key` falls in: writes of keys in the same stripe keep each other's reads from
+    /// filling the front.
+    func stripe<Key: Hashable>(for key: Key) -> Int {
         Int(UInt(bitPattern: key.hashValue) % UInt(Self.stripeCount))
     }
 

@@ -109,16 +109,20 @@ public struct TimeoutProvider<Base: AsyncProvider>: AsyncProvider {
     let base: Base
     /// The longest a request may take.
     public let limit: Duration
-    /// Sleeps for a duration on the clock the limit is measured on.
-    let sleep: @Sendable (Duration) async throws -> Void
+    /// Sleeps for a duration on the clock the limit is measured on; `nil` for the continuous
+    /// clock, which a Dispatch timer measures instead (see `Deadline`).
+    let sleep: (@Sendable (Duration) async throws -> Void)?
 
     /// Returns the value for `id`, or throws why there is none.
     public func value(for id: ID) async throws(StorageError) -> Value {
-        let (base, sleep, limit) = (base, sleep, limit)
-        let outcome = await Deadline.race(
-            sleep: { try await sleep(limit) },
-            { () throws(StorageError) -> Value in try await base.value(for: id) }
-        )
+        let (base, limit) = (base, limit)
+        let operation = { @Sendable () async throws(StorageError) -> Value in try await base.value(for: id) }
+        let outcome =
+            if let sleep {
+                await Deadline.race(sleep: { try await sleep(limit) }, operation)
+            } else {
+                await Deadline.race(within: limit, operation)
+            }
         switch outcome {
         case .value(let value): return value
         case .failure(let error): throw error
@@ -134,6 +138,7 @@ extension AsyncProvider {
     /// Returns a provider whose requests fail with ``StorageError/Code/timedOut`` after `limit`,
     /// measured on `clock` (the continuous clock unless a test injects its own).
     public func timeout(_ limit: Duration, clock: some Clock<Duration> = ContinuousClock()) -> TimeoutProvider<Self> {
-        TimeoutProvider(base: self, limit: limit, sleep: { try await clock.sleep(for: $0) })
+        if clock is ContinuousClock { return TimeoutProvider(base: self, limit: limit, sleep: nil) }
+        return TimeoutProvider(base: self, limit: limit, sleep: { try await clock.sleep(for: $0) })
     }
 }

@@ -1,5 +1,6 @@
-import Strata
 import Testing
+
+@testable import Strata
 
 @Suite struct BackedStorageTests {
     @Test func frontHitDoesNotReadTheBack() async throws {
@@ -144,16 +145,20 @@ import Testing
     func aReadOfAnotherKeyFillsTheFrontWhileAWriteIsHeld() async throws {
         let front = GatedStorage<String, String>()
         let back = MemoryStorage<String, String>()
-        back.set("b from back", forKey: "b")
+        // Keys share a stripe by hash, and a write of one keeps the others of its stripe from
+        // being filled (a missed fill, never a stale one): the other key is one of another stripe.
+        let tracker = WriteTracker()
+        let other = try #require((0..<100).lazy.map { "b\($0)" }.first { tracker.stripe(for: $0) != tracker.stripe(for: "a") })
+        back.set("b from back", forKey: other)
         let backed = front.backed(by: back)
         front.writes.holdNext()
         async let heldWrite: Void = backed.set("new", forKey: "a")
         await front.writes.waitUntilHeld()
 
-        let read = try await backed.value(forKey: "b")
+        let read = try await backed.value(forKey: other)
 
         #expect(read == "b from back")
-        #expect(front.base.value(forKey: "b") == "b from back")
+        #expect(front.base.value(forKey: other) == "b from back")
         front.writes.release()
         try await heldWrite
     }
