@@ -148,7 +148,9 @@ import Testing
         // Keys share a stripe by hash, and a write of one keeps the others of its stripe from
         // being filled (a missed fill, never a stale one): the other key is one of another stripe.
         let tracker = WriteTracker()
-        let other = try #require((0..<100).lazy.map { "b\($0)" }.first { tracker.stripe(for: $0) != tracker.stripe(for: "a") })
+        let other = try #require(
+            (0..<100).lazy.map { "b\($0)" }.first { tracker.stripe(for: $0) != tracker.stripe(for: "a") }
+        )
         back.set("b from back", forKey: other)
         let backed = front.backed(by: back)
         front.writes.holdNext()
