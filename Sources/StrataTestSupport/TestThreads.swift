@@ -26,6 +26,14 @@ package enum TestThreads {
         try await withTaskExecutorPreference(timing, operation: body)
     }
 
+    /// Runs `operation` with the tests' threads as its task's preferred executor (see
+    /// ``OnTestThreads``).
+    package static func withPreference<Result: Sendable, Failure: Error>(
+        operation: () async throws(Failure) -> Result
+    ) async throws(Failure) -> Result {
+        try await withTaskExecutorPreference(pool, operation: operation)
+    }
+
     /// Runs `body` on one of the tests' threads; the calling task suspends meanwhile.
     package static func run<Result: Sendable, Failure: Error>(
         _ body: @Sendable () throws(Failure) -> Result

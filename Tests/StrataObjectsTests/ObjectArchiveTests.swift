@@ -1,9 +1,10 @@
 import Foundation
 import Strata
 import StrataObjects
+import StrataTestSupport
 import Testing
 
-@Suite struct ObjectArchiveTests {
+@Suite(.onTestThreads) struct ObjectArchiveTests {
     @Test func recordedObjectsAreAccessedFromMemoryThenDisk() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }

@@ -5,7 +5,7 @@ import StrataObjects
 import StrataTestSupport
 import Testing
 
-@Suite struct ObjectFolderTests {
+@Suite(.onTestThreads) struct ObjectFolderTests {
     @Test func objectsFollowSHELFsLayoutAsReadableJSON() async throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }

@@ -6,7 +6,7 @@ import Testing
 
 /// Queries over 10,000 random notes, each checked against filtering and sorting the same notes in
 /// memory. Each predicate is one of Vellum's query finders, written with `#Predicate`.
-@Suite struct ObjectQueryTests {
+@Suite(.onTestThreads) struct ObjectQueryTests {
     /// One store of 10,000 notes for every test here, built once.
     static let fixture: Task<(ObjectStore<Note>, [Note], ScratchFolder), any Error> = Task {
         let scratch = try ScratchFolder()

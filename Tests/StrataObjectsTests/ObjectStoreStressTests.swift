@@ -1,11 +1,12 @@
 import Foundation
 import Strata
 import StrataObjects
+import StrataTestSupport
 import Testing
 
 /// Many tasks saving, updating, deleting, querying and reloading one store at once. Also run
 /// under ThreadSanitizer by scripts/test.sh.
-@Suite struct ObjectStoreStressTests {
+@Suite(.onTestThreads) struct ObjectStoreStressTests {
     /// Runs `count` random operations on `store`; returns how many times it incremented the counter.
     private static func randomOperations(
         on store: ObjectStore<Note>,

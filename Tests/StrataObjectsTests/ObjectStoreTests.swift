@@ -1,9 +1,10 @@
 import Foundation
 import Strata
 import StrataObjects
+import StrataTestSupport
 import Testing
 
-@Suite struct ObjectStoreTests {
+@Suite(.onTestThreads) struct ObjectStoreTests {
     @Test(arguments: BackendKind.allCases)
     func savedObjectIsFetchedByID(_ backend: BackendKind) async throws {
         let scratch = try ScratchFolder()

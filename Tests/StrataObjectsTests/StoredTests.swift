@@ -1,9 +1,10 @@
 import Foundation
 import Strata
 import StrataObjects
+import StrataTestSupport
 import Testing
 
-@Suite struct StoredTests {
+@Suite(.onTestThreads) struct StoredTests {
     final class Session {
         @Stored var user: User?
         @Stored var launches: Int

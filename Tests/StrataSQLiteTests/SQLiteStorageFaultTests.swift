@@ -2,11 +2,12 @@ import Foundation
 import GRDB
 import Strata
 import StrataSQLite
+import StrataTestSupport
 import Testing
 
 /// Bad input for SQLiteStorage: damaged files, hostile keys, rows written by others and a closed
 /// storage each give a clear ``StorageError``, never a crash or a changed statement.
-@Suite struct SQLiteStorageFaultTests {
+@Suite(.onTestThreads) struct SQLiteStorageFaultTests {
     let folder: TemporaryFolder
 
     init() throws {

@@ -3,11 +3,12 @@ import GRDB
 import Strata
 import StrataSQLite
 import StrataTesting
+import StrataTestSupport
 import Testing
 
 /// SQLiteStorage keeps the storage model: values survive reopening, expire, respect limits by
 /// least recent access, and come back in batches.
-@Suite struct SQLiteStorageTests {
+@Suite(.onTestThreads) struct SQLiteStorageTests {
     let folder: TemporaryFolder
     let clock = ManualClock()
 

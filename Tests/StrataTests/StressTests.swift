@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataTestSupport
 import Testing
 
 /// Many tasks hammering the same storages with random operations; CI runs this suite alone under
@@ -7,7 +8,7 @@ import Testing
 ///
 /// Each task draws from its own seeded generator, so the operations (though not their
 /// interleaving) repeat from run to run.
-@Suite(.tags(.stress)) struct StressTests {
+@Suite(.tags(.stress), .onTestThreads) struct StressTests {
     private static let taskCount = 4
     private static let operationsPerTask = 25_000
     private static let keySpace = 256

@@ -4,6 +4,7 @@ import Strata
 import StrataObjects
 import StrataSQLite
 import Synchronization
+import StrataTestSupport
 import Testing
 
 /// A note whose decodes are counted, to prove which queries decode which objects.
@@ -51,7 +52,7 @@ struct Tagged: Codable, Identifiable, Sendable, Hashable {
 
 /// SQLiteObjectBackend under an ObjectStore: the store's behaviour, attachments, hostile IDs,
 /// damaged files, and indexed queries answered by SQL.
-@Suite(.serialized) struct SQLiteObjectBackendTests {
+@Suite(.serialized, .onTestThreads) struct SQLiteObjectBackendTests {
     let folder: TemporaryFolder
 
     init() throws {

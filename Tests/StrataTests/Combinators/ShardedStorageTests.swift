@@ -1,11 +1,12 @@
 import Foundation
 import Strata
 import StrataTesting
+import StrataTestSupport
 import Testing
 
 /// sharded(across:) puts each key in one shard chosen by a stable hash, spreads keys evenly, and
 /// moves only the new shard's share of keys when a shard is added.
-@Suite struct ShardedStorageTests {
+@Suite(.onTestThreads) struct ShardedStorageTests {
     private static let keys = (0..<20_000).map { "user:\($0)" }
 
     @Test func passesTheBehaviourSuite() async throws {

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 
 @testable import Strata
@@ -6,7 +7,7 @@ import Testing
 /// Replays the corpus the `StrataFuzz` target found (`Tests/StrataTests/Fuzz/Corpus`) through the
 /// parsers of the disk format, so inputs that once reached new code keep being checked on every
 /// test run, without the fuzzer.
-@Suite struct DiskFuzzCorpusTests {
+@Suite(.onTestThreads) struct DiskFuzzCorpusTests {
     private static func corpus(filePath: String = #filePath) -> [URL] {
         let folder = URL(fileURLWithPath: filePath)
             .deletingLastPathComponent()

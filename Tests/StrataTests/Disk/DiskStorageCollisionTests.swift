@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 
 @testable import Strata
@@ -6,7 +7,7 @@ import Testing
 /// Keys whose digests collide, forced with a weak injected digest: the key in each file's header
 /// decides which file is whose, and collision chains (`digest`, `digest-1`, `digest-2`, …) stay
 /// contiguous when a file leaves them.
-@Suite struct DiskStorageCollisionTests {
+@Suite(.onTestThreads) struct DiskStorageCollisionTests {
     private static let keys = ["k0", "k1", "k2", "k3"]
     private static let digest = String(repeating: "ab", count: 16)
 

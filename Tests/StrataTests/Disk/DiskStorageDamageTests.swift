@@ -1,11 +1,12 @@
 import Foundation
+import StrataTestSupport
 import Testing
 
 @testable import Strata
 
 /// Files damaged behind the storage's back: a cache drops them and reads a miss, a store reports
 /// them and keeps them, `verify()` lists them, and nothing crashes.
-@Suite struct DiskStorageDamageTests {
+@Suite(.onTestThreads) struct DiskStorageDamageTests {
     enum Damage: String, CaseIterable, CustomTestStringConvertible {
         case truncated, flippedPayloadByte, flippedHeaderByte, flippedKeyByte, garbage, otherMagic, empty
         case trailingBytes, hugePayloadLength

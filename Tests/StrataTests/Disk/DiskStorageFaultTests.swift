@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 
 @testable import Strata
@@ -14,7 +15,7 @@ import Darwin
 /// The system refusing a write: each failure is a ``StorageError`` with code `io` carrying the
 /// system's reason, leaves the old value and no partial file, and the storage works again once the
 /// cause is gone.
-@Suite struct DiskStorageFaultTests {
+@Suite(.onTestThreads) struct DiskStorageFaultTests {
     private static let old = Data(repeating: 1, count: 2000)
     private static let new = Data(repeating: 2, count: 3000)
 

@@ -1,11 +1,12 @@
 import Foundation
+import StrataTestSupport
 import Testing
 
 @testable import Strata
 
 /// Keys that would be dangerous as paths: every file stays inside the store's folder whatever
 /// the key, since files are named by the key's digest, and the key itself lives in the header.
-@Suite struct DiskStorageHostileKeyTests {
+@Suite(.onTestThreads) struct DiskStorageHostileKeyTests {
     static let hostileKeys: [String] = [
         "../x", "/etc/passwd", "a/b", "", ".", "..", "a\u{0}b", "../../../../../../../../tmp/escaped",
         String(repeating: "k", count: 64 * 1024), "🇺🇦👩‍👩‍👧‍👦", "caf\u{e9}", "cafe\u{301}", "\u{202e}txt.exe", "con",

@@ -1,10 +1,11 @@
 import Foundation
 import StrataTesting
+import StrataTestSupport
 import Testing
 
 @testable import Strata
 
-@Suite struct DiskStorageTests {
+@Suite(.onTestThreads) struct DiskStorageTests {
     private static func data(_ text: String) -> Data { Data(text.utf8) }
 
     // MARK: The behavioural suite

@@ -9,7 +9,7 @@ import Testing
 ///
 /// Each task draws from its own seeded generator, so the operations (though not their
 /// interleaving) repeat from run to run.
-@Suite(.tags(.stress)) struct DiskStressTests {
+@Suite(.tags(.stress), .onTestThreads) struct DiskStressTests {
     struct Workload: Sendable, CustomTestStringConvertible {
         var taskCount: Int
         var operationsPerTask: Int

@@ -1,11 +1,12 @@
 import Foundation
+import StrataTestSupport
 import Testing
 
 @testable import Strata
 
 /// FIPS 180-4's examples: the digest names every disk file, so it must match every other
 /// implementation, on every platform and in every version.
-@Suite struct SHA256Tests {
+@Suite(.onTestThreads) struct SHA256Tests {
     private static func hex(_ bytes: [UInt8]) -> String {
         bytes.map { String(format: "%02x", $0) }.joined()
     }

@@ -1,11 +1,12 @@
 import Foundation
+import StrataTestSupport
 import Testing
 
 @testable import Strata
 
 /// The reference implementation's digests: every disk file's checksums are xxHash64, so a file
 /// written by one build must check out in any other.
-@Suite struct XXHash64Tests {
+@Suite(.onTestThreads) struct XXHash64Tests {
     @Test(
         arguments: [
             ("", 0xef46_db37_51d8_e999 as UInt64),

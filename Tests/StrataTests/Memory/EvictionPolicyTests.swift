@@ -1,7 +1,8 @@
 import Strata
+import StrataTestSupport
 import Testing
 
-@Suite struct EvictionPolicyTests {
+@Suite(.onTestThreads) struct EvictionPolicyTests {
     /// Every policy, each with the name a failure prints.
     private static let policies: [EvictionPolicy] = [.leastRecentlyUsed, .wTinyLFU, .s3FIFO, .adaptive]
 

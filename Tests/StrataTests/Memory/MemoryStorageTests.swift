@@ -1,8 +1,9 @@
 import Foundation
 import Strata
+import StrataTestSupport
 import Testing
 
-@Suite struct MemoryStorageTests {
+@Suite(.onTestThreads) struct MemoryStorageTests {
     // MARK: Reading and writing
 
     @Test func absentKeyReadsAsNil() {
