@@ -3,8 +3,8 @@ import GRDB
 import Strata
 import StrataObjects
 import StrataSQLite
-import Synchronization
 import StrataTestSupport
+import Synchronization
 import Testing
 
 /// A note whose decodes are counted, to prove which queries decode which objects.

@@ -1,7 +1,7 @@
 import Foundation
 import Strata
-import StrataTesting
 import StrataTestSupport
+import StrataTesting
 import Testing
 
 /// sharded(across:) puts each key in one shard chosen by a stable hash, spreads keys evenly, and

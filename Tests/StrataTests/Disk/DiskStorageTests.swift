@@ -1,6 +1,6 @@
 import Foundation
-import StrataTesting
 import StrataTestSupport
+import StrataTesting
 import Testing
 
 @testable import Strata
