@@ -2,8 +2,8 @@ import Foundation
 import GRDB
 import Strata
 import StrataSQLite
-import StrataTesting
 import StrataTestSupport
+import StrataTesting
 import Testing
 
 /// SQLiteStorage keeps the storage model: values survive reopening, expire, respect limits by
