@@ -83,10 +83,13 @@ import Testing
         #expect(cache.count == 0)
     }
 
+    /// A URL whose connections are refused. Not the port of a server the test stopped: in a
+    /// parallel run another test's server can bind that port at once and hold the request.
+    /// Port 1 is privileged (no test's server can bind it) and nothing listens on it.
+    static let nothingListens = URL(string: "http://127.0.0.1:1/a")!
+
     @Test func aServerThatIsDownIsSourceFailed() async throws {
-        let closed = try await LocalHTTPServer.start { _ in .status(200) }
-        let url = closed.url("/a")
-        await closed.stop()
+        let url = Self.nothingListens
         var configuration = HTTPClient.Configuration.testing
         configuration.connectionPool.retryConnectionEstablishment = false
         let cache = MemoryStorage<URL, Data>()
@@ -103,9 +106,7 @@ import Testing
     }
 
     @Test func aServerThatIsDownIsSourceFailedEvenWhileTheClientRetriesConnecting() async throws {
-        let closed = try await LocalHTTPServer.start { _ in .status(200) }
-        let url = closed.url("/a")
-        await closed.stop()
+        let url = Self.nothingListens
 
         let error = try await HTTPFixture.run(routes: [:]) { http in
             await #expect(throws: StorageError.self) {
