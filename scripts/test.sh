@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every check Strata's CI runs, on a fresh machine or a developer's:
 #   1. builds everything (library, tools, tests) and fails on any compiler warning in our code;
-#   2. runs the whole test suite (the stress and multi-process suites in runs of their own);
+#   2. runs the whole test suite, every suite in one `swift test`;
 #   3. runs the concurrency stress tests again under ThreadSanitizer, failing on any report;
 #   4. builds the documentation of every documented module, failing on any DocC warning;
 #   5. checks formatting with swift format.
@@ -52,24 +52,12 @@ if [ -z "${STRATA_POSTGRES_URL:-}" ]; then
 fi
 export STRATA_POSTGRES_URL
 
-heavy='StressTests|DiskStorageProcessTests'
-# The PostgreSQL suites that kill a server or drive another process: their time limits assume
-# the cooperative thread pool is not saturated, so they run after the stress suites, alone.
-postgres_heavy='PostgresProcessTests|PostgresFaultTests'
-step "Running the test suite (all but the stress and multi-process suites)"
-# No test holds a cooperative-pool thread in a blocking call any more (child processes and long
-# synchronous loops run on threads of the tests' own), and a bare `swift test` of everything has
-# passed here. It does not pass every time yet: with every suite at once the two pool threads
-# stay saturated with short jobs, and a timer's job can wait seconds in that queue, past the
-# 1-second slack of the time-limit tests. Until the CPU-heavy suites leave the pool too, CI runs
-# the heavy suites apart so that its verdict is about the code.
-swift test --skip-build --skip "$heavy|$postgres_heavy" 2>&1 | tee "$log_dir/test.log"
-
-step "Running the stress and multi-process suites"
-swift test --skip-build --filter "$heavy" 2>&1 | tee "$log_dir/heavy.log"
-
-step "Running the PostgreSQL fault and multi-process suites"
-swift test --skip-build --filter "$postgres_heavy" 2>&1 | tee "$log_dir/postgres.log"
+step "Running every test suite in one run (a bare swift test)"
+# Every suite at once, as a contributor's `swift test` runs them: no test holds a cooperative-pool
+# thread in a blocking call (synchronous file, database and CPU-heavy suites run on the tests' own
+# threads through the .onTestThreads trait; child processes are awaited there too), and deadlines
+# fire from a Dispatch timer, so the time-limit tests hold while the stress suites run beside them.
+swift test --skip-build 2>&1 | tee "$log_dir/test.log"
 
 if [ "$skip_tsan" = 0 ]; then
     step "Running the stress tests under ThreadSanitizer"
