@@ -8,6 +8,8 @@ public protocol SynchronousDataStorage: Sendable {
     func storedData(forKey key: String) throws(StorageError) -> Data?
     /// Stores `data` for `key`.
     func storeData(_ data: Data, forKey key: String) throws(StorageError)
+    /// Removes whatever is stored for `key`; nothing stored is not an error.
+    func removeData(forKey key: String) throws(StorageError)
 }
 
 /// A disk storage can back a ``Stored`` property.
@@ -21,6 +23,11 @@ extension DiskStorage: SynchronousDataStorage {
     public func storeData(_ data: Data, forKey key: String) throws(StorageError) {
         try set(data, forKey: key)
     }
+
+    /// Removes whatever is stored for `key`.
+    public func removeData(forKey key: String) throws(StorageError) {
+        try removeValue(forKey: key)
+    }
 }
 
 /// A memory storage of bytes can back a ``Stored`` property.
@@ -33,6 +40,11 @@ extension MemoryStorage: SynchronousDataStorage where Key == String, Value == Da
     /// Stores `data` for `key`.
     public func storeData(_ data: Data, forKey key: String) {
         set(data, forKey: key)
+    }
+
+    /// Removes whatever is stored for `key`.
+    public func removeData(forKey key: String) {
+        removeValue(forKey: key)
     }
 }
 
@@ -48,7 +60,9 @@ extension MemoryStorage: SynchronousDataStorage where Key == String, Value == Da
 ///
 /// The value is read once, when the property is created; when nothing is stored (or what is
 /// stored cannot be read) the default stays and ``lastError`` says why. Each assignment is
-/// encoded as JSON and written before the setter returns. A failed write keeps the new value in
+/// encoded as JSON and written before the setter returns; assigning `nil` to an optional property
+/// removes the stored value instead, as Vellum's `@Archived` does, so nothing stored and `nil`
+/// are the same thing. A failed write keeps the new value in
 /// memory, records the error in ``lastError`` (read it through the projected value:
 /// `$user.lastError`) and is retried by ``save()``, so no assignment is silently lost. Any task
 /// may use it.
@@ -99,6 +113,11 @@ public final class Stored<Value: Codable & Sendable>: Sendable {
     public func save() throws(StorageError) {
         let value = state.withLock { $0.value }
         do throws(StorageError) {
+            if let optional = value as? any OptionalValue, optional.isNil {
+                try storage.removeData(forKey: key)
+                state.withLock { $0.lastError = nil }
+                return
+            }
             let data: Data
             do {
                 let encoder = JSONEncoder()
@@ -121,11 +140,19 @@ public final class Stored<Value: Codable & Sendable>: Sendable {
         }
     }
 
-    /// Reads the value from the storage again, keeping the current one when nothing is stored.
+    /// Reads the value from the storage again. When nothing is stored, an optional property
+    /// becomes `nil` (another owner of the storage assigned `nil`, or removed the key); any
+    /// other keeps its current value.
     public func reload() throws(StorageError) {
         do throws(StorageError) {
-            guard let data = try storage.storedData(forKey: key) else { return }
-            let value = try Self.decode(data, key: key)
+            let value: Value
+            if let data = try storage.storedData(forKey: key) {
+                value = try Self.decode(data, key: key)
+            } else if let none = (Value.self as? any OptionalValue.Type)?.nilValue as? Value {
+                value = none
+            } else {
+                return
+            }
             state.withLock {
                 $0.value = value
                 $0.lastError = nil
@@ -149,4 +176,15 @@ public final class Stored<Value: Codable & Sendable>: Sendable {
             )
         }
     }
+}
+
+/// An `Optional` of any wrapped type, so that a generic `Stored` can tell `nil` apart.
+private protocol OptionalValue {
+    var isNil: Bool { get }
+    static var nilValue: Self { get }
+}
+
+extension Optional: OptionalValue {
+    fileprivate var isNil: Bool { self == nil }
+    fileprivate static var nilValue: Self { nil }
 }

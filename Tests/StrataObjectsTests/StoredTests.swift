@@ -54,6 +54,10 @@ import Testing
                 if failing.value { throw StorageError(.io, key: key, storage: "flaky", message: "disk full") }
                 memory.set(data, forKey: key)
             }
+            func removeData(forKey key: String) throws(StorageError) {
+                if failing.value { throw StorageError(.io, key: key, storage: "flaky", message: "read-only") }
+                memory.removeValue(forKey: key)
+            }
         }
         let storage = FlakyStorage()
         let session = Session(storage: storage)
@@ -66,6 +70,65 @@ import Testing
         try session.$launches.save()
         #expect(session.$launches.lastError == nil)
         #expect(Session(storage: storage).launches == 5)
+    }
+
+    @Test func assigningNilRemovesTheStoredValue() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let disk = try DiskStorage(url: scratch.url)
+        let session = Session(storage: disk)
+        session.user = User(name: "Dax")
+        #expect(try disk.value(forKey: "current-user") != nil)
+
+        session.user = nil
+
+        #expect(try disk.value(forKey: "current-user") == nil, "nil is stored as nothing, not as the bytes null")
+        #expect(session.$user.lastError == nil)
+        #expect(Session(storage: try DiskStorage(url: scratch.url)).user == nil)
+    }
+
+    @Test func reloadingAnOptionalThatAnotherOwnerSetToNilGivesNil() throws {
+        let memory = MemoryStorage<String, Data>()
+        let first = Session(storage: memory)
+        let second = Session(storage: memory)
+        let dax = User(name: "Dax")
+        first.user = dax
+        try second.$user.reload()
+        #expect(second.user == dax)
+
+        first.user = nil
+        try second.$user.reload()
+        first.launches = 3
+        memory.removeValue(forKey: "launches")
+        try first.$launches.reload()
+
+        #expect(second.user == nil)
+        #expect(first.launches == 3, "a property that cannot be nil keeps its value when nothing is stored")
+    }
+
+    @Test func aFailedRemovalKeepsNilInMemoryAndIsRetriedBySave() throws {
+        final class ReadOnlyStorage: SynchronousDataStorage {
+            let failing = LockedFlag(false)
+            let memory = MemoryStorage<String, Data>()
+            func storedData(forKey key: String) throws(StorageError) -> Data? { memory.value(forKey: key) }
+            func storeData(_ data: Data, forKey key: String) throws(StorageError) { memory.set(data, forKey: key) }
+            func removeData(forKey key: String) throws(StorageError) {
+                if failing.value { throw StorageError(.io, key: key, storage: "read-only", message: "read-only") }
+                memory.removeValue(forKey: key)
+            }
+        }
+        let storage = ReadOnlyStorage()
+        let session = Session(storage: storage)
+        session.user = User(name: "Dax")
+        storage.failing.value = true
+
+        session.user = nil
+
+        #expect(session.user == nil)
+        #expect(session.$user.lastError?.code == .io)
+        storage.failing.value = false
+        try session.$user.save()
+        #expect(storage.memory.value(forKey: "current-user") == nil)
     }
 }
 

@@ -1,9 +1,13 @@
+public import Logging
+
 /// A storage read from its front and, on a miss, from its back; written to the front only.
 ///
-/// Created by ``ReadableStorage/backed(by:)``. When the front can be written, a back hit is pulled
+/// Created by ``ReadableStorage/backed(by:reporting:logger:)``. When the front can be written, a back hit is pulled
 /// forward into it, and the backfill never overwrites a value that a concurrent write through
 /// this storage put in the front, nor refills a key that a write removed while the back was read.
-/// The back is never written. Any task may use it.
+/// The back is never written. A front that fails to read does not fail the read: the back
+/// answers and the front's error is reported (see ``ReadableStorage/backed(by:reporting:logger:)``);
+/// when both fail, the back's error is thrown. Any task may use it.
 ///
 /// When the front is an ``UpdatableStorage`` (``MemoryStorage``, `DiskStorage`, the database
 /// storages), no lock is held while either layer works: the backfill is one conditional update of
@@ -42,12 +46,21 @@ where Front.Key == Back.Key, Front.Value == Back.Value, Front.Key: Hashable {
     public let back: Back
     @usableFromInline let coordination: Coordination
     @usableFromInline let pullForward: PullForward?
+    /// Hears of each front failure that a back read made up for.
+    @usableFromInline let report: @Sendable (StorageError) -> Void
 
     @inlinable
-    init(front: Front, back: Back, coordination: Coordination, pullForward: PullForward?) {
+    init(
+        front: Front,
+        back: Back,
+        coordination: Coordination,
+        report: @escaping @Sendable (StorageError) -> Void,
+        pullForward: PullForward?
+    ) {
         self.front = front
         self.back = back
         self.coordination = coordination
+        self.report = report
         self.pullForward = pullForward
     }
 
@@ -76,16 +89,10 @@ where Front.Key == Back.Key, Front.Value == Back.Value, Front.Key: Hashable {
         }
     }
 
-    /// Reads the front, then the back on a miss; says which layer answered.
+    /// Reads the front, then the back on a miss or a front failure; says which layer answered.
     @inlinable
     func read(_ key: Key) async throws(StorageError) -> (Value, fromBack: Bool)? {
-        switch try front.immediateValue(forKey: key) {
-        case .found(let value): return (value, false)
-        case .absent: break
-        case .unavailable:
-            if let value = try await front.value(forKey: key) { return (value, false) }
-        }
-        return try await back.value(forKey: key).map { ($0, true) }
+        try await readBackAfterFront(front, back, key, report: report).map { ($0.value, $0.fromBack) }
     }
 
     /// Runs a write of `key` to the front so that no backfill lands a value read before it.
@@ -128,8 +135,18 @@ extension BackedStorage: Storage where Front: Storage {}
 extension ReadableStorage where Key: Hashable {
     /// Returns a read-only storage that reads this storage first and `back` on a miss.
     @inlinable
-    public func backed<Back: ReadableStorage<Key, Value>>(by back: Back) -> BackedStorage<Self, Back> {
-        BackedStorage(front: self, back: back, coordination: .tracker(WriteTracker()), pullForward: nil)
+    public func backed<Back: ReadableStorage<Key, Value>>(
+        by back: Back,
+        reporting report: @escaping @Sendable (StorageError) -> Void = { _ in },
+        logger: Logger? = nil
+    ) -> BackedStorage<Self, Back> {
+        BackedStorage(
+            front: self,
+            back: back,
+            coordination: .tracker(WriteTracker()),
+            report: loggingReports(report, to: logger, as: "BackedStorage"),
+            pullForward: nil
+        )
     }
 }
 
@@ -137,8 +154,17 @@ extension Storage where Key: Hashable {
     /// Returns a storage that reads this storage first and `back` on a miss, keeping what it finds
     /// here; writes go to this storage only.
     @inlinable
-    public func backed<Back: ReadableStorage<Key, Value>>(by back: Back) -> BackedStorage<Self, Back> {
-        BackedStorage(front: self, back: back, coordination: .gate(WriteGate())) {
+    public func backed<Back: ReadableStorage<Key, Value>>(
+        by back: Back,
+        reporting report: @escaping @Sendable (StorageError) -> Void = { _ in },
+        logger: Logger? = nil
+    ) -> BackedStorage<Self, Back> {
+        BackedStorage(
+            front: self,
+            back: back,
+            coordination: .gate(WriteGate()),
+            report: loggingReports(report, to: logger, as: "BackedStorage")
+        ) {
             (value, key, _) throws(StorageError) in
             try await self.set(value, forKey: key)
         }
@@ -152,12 +178,54 @@ extension UpdatableStorage where Key: Hashable {
     /// What the back supplies is stored here by one ``UpdatableStorage/update(forKey:_:)`` that
     /// writes only where this storage holds nothing, so no lock is held while either layer works.
     @inlinable
-    public func backed<Back: ReadableStorage<Key, Value>>(by back: Back) -> BackedStorage<Self, Back> {
-        BackedStorage(front: self, back: back, coordination: .tracker(WriteTracker())) {
+    public func backed<Back: ReadableStorage<Key, Value>>(
+        by back: Back,
+        reporting report: @escaping @Sendable (StorageError) -> Void = { _ in },
+        logger: Logger? = nil
+    ) -> BackedStorage<Self, Back> {
+        BackedStorage(
+            front: self,
+            back: back,
+            coordination: .tracker(WriteTracker()),
+            report: loggingReports(report, to: logger, as: "BackedStorage")
+        ) {
             (value, key, isFresh) throws(StorageError) in
             try await self.update(forKey: key) { current in
                 if current == nil, isFresh() { current = value }
             }
         }
     }
+}
+
+/// Reads `front`, then `back` when the front has nothing or fails: a failing cache layer
+/// degrades to the layer behind it. The front's error goes to `report` (also when the back fails
+/// too, whose error is then thrown, as Shallows' layers do). Says which layer answered.
+@inlinable
+func readBackAfterFront<Front: ReadableStorage, Back: ReadableStorage>(
+    _ front: Front,
+    _ back: Back,
+    _ key: Front.Key,
+    report: @Sendable (StorageError) -> Void
+) async throws(StorageError) -> (value: Front.Value, fromBack: Bool)?
+where Front.Key == Back.Key, Front.Value == Back.Value {
+    var frontFailure: StorageError?
+    do throws(StorageError) {
+        switch try front.immediateValue(forKey: key) {
+        case .found(let value): return (value, false)
+        case .absent: break
+        case .unavailable:
+            if let value = try await front.value(forKey: key) { return (value, false) }
+        }
+    } catch {
+        frontFailure = error
+    }
+    let value: Front.Value?
+    do throws(StorageError) {
+        value = try await back.value(forKey: key)
+    } catch {
+        if let frontFailure { report(frontFailure) }
+        throw error
+    }
+    if let frontFailure { report(frontFailure) }
+    return value.map { ($0, true) }
 }

@@ -1,12 +1,17 @@
+public import Logging
+
 /// Two storages layered: reads try the front, then the back, pulling a back hit forward; writes
 /// go to both.
 ///
-/// Created by ``Storage/combined(with:)``. Writes go to the back (the source of truth) first and
+/// Created by ``Storage/combined(with:reporting:logger:)``. Writes go to the back (the source of truth) first and
 /// then to the front, so a failed back write leaves the front untouched. The front never keeps a
 /// value older than the back's: a backfill that a concurrent write through this storage could
 /// make stale is skipped or undone, and when two writes of one key overlap (they may reach the
 /// layers in different orders) the key is removed from the front, so the next read takes the
-/// back's value. No lock is held while either layer works: a read is never delayed by a write of
+/// back's value. A front that fails to read does not fail the read: the back answers, and the
+/// front's error goes to the `reporting` closure and the logger given to
+/// ``Storage/combined(with:reporting:logger:)``; when both fail, the back's error is thrown. No
+/// lock is held while either layer works: a read is never delayed by a write of
 /// another key, and waits only for the layers themselves. Purge the front alone through
 /// ``front`` (for instance under memory pressure): the back keeps its values. Any task may use
 /// it.
@@ -28,34 +33,34 @@ where Front.Key == Back.Key, Front.Value == Back.Value, Front.Key: Hashable {
     /// The slower layer, read on a front miss.
     public let back: Back
     @usableFromInline let writes: WriteTracker
+    /// Hears of each front failure that a back read made up for.
+    @usableFromInline let report: @Sendable (StorageError) -> Void
 
     @inlinable
-    init(front: Front, back: Back) {
+    init(front: Front, back: Back, report: @escaping @Sendable (StorageError) -> Void) {
         self.front = front
         self.back = back
         self.writes = WriteTracker()
+        self.report = report
     }
 
     /// Returns the front's value, or else the back's, which is then stored in the front.
     ///
-    /// A failure to store the value in the front does not fail the read.
+    /// A failure to store the value in the front does not fail the read, nor does a failure to
+    /// read it (it is reported): the back answers. When the back fails too, its error is thrown.
     @inlinable
     public func value(forKey key: Key) async throws(StorageError) -> Value? {
-        switch try front.immediateValue(forKey: key) {
-        case .found(let value): return value
-        case .absent: break
-        case .unavailable:
-            if let value = try await front.value(forKey: key) { return value }
-        }
         let ticket = writes.beginRead(of: key)
-        guard let value = try await back.value(forKey: key) else { return nil }
+        guard let value = try await readBackAfterFront(front, back, key, report: report) else { return nil }
+        guard value.fromBack else { return value.value }
+        let found = value.value
         // The read succeeded; a front that cannot take the value only costs a later miss.
         await writes.backfill(since: ticket) { () throws(StorageError) in
-            try await front.set(value, forKey: key)
+            try await front.set(found, forKey: key)
         } remove: {
             try? await front.removeValue(forKey: key)
         }
-        return value
+        return found
     }
 
     /// Removes `key` from the front after writes that may have left it stale; a front that
@@ -152,8 +157,18 @@ extension CombinedStorage: EnumerableStorage where Back: EnumerableStorage {
 extension Storage where Key: Hashable {
     /// Returns a storage that reads this storage first and `back` on a miss (keeping what it finds
     /// here), and writes both.
+    ///
+    /// - Parameters:
+    ///   - back: The slower layer, the source of truth.
+    ///   - report: Called with each error of this storage's reads that the back made up for: a
+    ///     failing cache layer degrades to the layer behind it instead of failing the read.
+    ///   - logger: Logs each such failure once at `.warning`, with the storage and the reason.
     @inlinable
-    public func combined<Back: Storage<Key, Value>>(with back: Back) -> CombinedStorage<Self, Back> {
-        CombinedStorage(front: self, back: back)
+    public func combined<Back: Storage<Key, Value>>(
+        with back: Back,
+        reporting report: @escaping @Sendable (StorageError) -> Void = { _ in },
+        logger: Logger? = nil
+    ) -> CombinedStorage<Self, Back> {
+        CombinedStorage(front: self, back: back, report: loggingReports(report, to: logger, as: "CombinedStorage"))
     }
 }

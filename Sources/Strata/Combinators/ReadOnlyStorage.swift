@@ -1,7 +1,7 @@
 /// A view of a storage that can only be read.
 ///
 /// Created by ``ReadableStorage/readOnly()``; it composes like any other storage
-/// (``ReadableStorage/backed(by:)``, ``ReadableStorage/mapValues(_:)``). Any task may use it.
+/// (``ReadableStorage/backed(by:reporting:logger:)``, ``ReadableStorage/mapValues(_:)``). Any task may use it.
 public struct ReadOnlyStorage<Base: ReadableStorage>: ReadableStorage {
     /// The type that names a value.
     public typealias Key = Base.Key

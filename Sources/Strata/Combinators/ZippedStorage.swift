@@ -1,7 +1,11 @@
 /// Two storages with the same keys, read and written as pairs.
 ///
 /// Created by ``zip(_:_:)``. A read returns a pair only when both storages hold a value for the
-/// key, and `nil` otherwise; a write writes both (first, then second). Any task may use it.
+/// key, and `nil` otherwise. A write (or removal) is tried on both, first then second, whichever
+/// fails: when one fails, the other still holds its new element (or has lost its old one), the
+/// failing side keeps what it held, and the first failure is thrown, so a read of the key then
+/// returns `nil` or a pair with the failing side's old element, and retrying the write repairs
+/// it. Any task may use it.
 public struct ZippedStorage<First: KeyValueStorage, Second: KeyValueStorage>: KeyValueStorage
 where First.Key == Second.Key {
     /// The type that names a value.
@@ -44,18 +48,45 @@ extension ZippedStorage: ReadableStorage where First: ReadableStorage, Second: R
 }
 
 extension ZippedStorage: WritableStorage where First: WritableStorage, Second: WritableStorage {
-    /// Stores `value` for `key`.
+    /// Stores `value` for `key` in both storages (see the type's discussion of a side that fails).
     @inlinable
     public func set(_ value: Value, forKey key: Key) async throws(StorageError) {
-        try await first.set(value.0, forKey: key)
-        try await second.set(value.1, forKey: key)
+        try await both { () throws(StorageError) in
+            try await first.set(value.0, forKey: key)
+        } and: { () throws(StorageError) in
+            try await second.set(value.1, forKey: key)
+        }
     }
 
-    /// Removes the value for `key`, if any.
+    /// Removes the value for `key`, if any, from both storages (see the type's discussion of a
+    /// side that fails).
     @inlinable
     public func removeValue(forKey key: Key) async throws(StorageError) {
-        try await first.removeValue(forKey: key)
-        try await second.removeValue(forKey: key)
+        try await both { () throws(StorageError) in
+            try await first.removeValue(forKey: key)
+        } and: { () throws(StorageError) in
+            try await second.removeValue(forKey: key)
+        }
+    }
+
+    /// Runs both writes whatever the first one does; throws the first failure.
+    @inlinable
+    func both(
+        _ firstWrite: () async throws(StorageError) -> Void,
+        and secondWrite: () async throws(StorageError) -> Void
+    ) async throws(StorageError) {
+        var failure: StorageError?
+        do throws(StorageError) {
+            try await firstWrite()
+        } catch {
+            failure = error
+        }
+        do throws(StorageError) {
+            try await secondWrite()
+        } catch {
+            failure = failure ?? error
+        }
+        if let failure { throw failure }
     }
 }
 

@@ -113,6 +113,27 @@ extension DiskStorage {
         _ = try? SystemCalls.remove(absolutePath(relativePath))
     }
 
+    /// The process that wrote `name`, if it is a temporary manifest (`.tmp-manifest-<pid>`).
+    private func manifestWriter(of name: String) -> Int32? {
+        let prefix = Self.temporaryPrefix + "manifest-"
+        guard name.hasPrefix(prefix) else { return nil }
+        let digits = name.dropFirst(prefix.count)
+        guard !digits.isEmpty, digits.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        return Int32(digits)
+    }
+
+    /// Removes the temporary manifests at the root that processes which no longer run left (a
+    /// first open killed between writing the manifest and renaming it).
+    private func removeStaleTemporaryManifests() throws(SystemCallError) {
+        for name in try SystemCalls.contents(of: root) ?? [] {
+            guard let writer = manifestWriter(of: name), writer != SystemCalls.currentProcessID,
+                !SystemCalls.processExists(writer)
+            else { continue }
+            // One that cannot be removed (a read-only folder) does no harm: opening ignores it.
+            _ = try? SystemCalls.remove(root + "/" + name)
+        }
+    }
+
     func writeManifest() throws(SystemCallError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -154,8 +175,10 @@ extension DiskStorage {
                     )
                 }
             } else {
-                let existing = try SystemCalls.contents(of: root)
-                if let existing, !existing.isEmpty {
+                // A first open that crashed before renaming its manifest leaves only the
+                // temporary one: that folder is Strata's, not someone else's.
+                let existing = (try SystemCalls.contents(of: root) ?? []).filter { manifestWriter(of: $0) == nil }
+                if !existing.isEmpty {
                     throw StorageError(
                         .invalidConfiguration,
                         storage: "DiskStorage",
@@ -166,6 +189,7 @@ extension DiskStorage {
                 try SystemCalls.makeFolders(root, permissions: mode_t(options.folderPermissions))
                 try writeManifest()
             }
+            try removeStaleTemporaryManifests()
         } catch let error as SystemCallError {
             throw StorageError(.io, storage: "DiskStorage", message: "cannot open \(root): \(error)", underlying: error)
         } catch let error as StorageError {

@@ -25,7 +25,7 @@ enum ReadmeObjects {
     // README: objects-stored
     final class Session {
         static let storage = MemoryStorage<String, Data>()  // or a DiskStorage
-        @Stored("current-user", in: Session.storage) var user: User? = nil  // loaded once, saved on each assignment
+        @Stored("current-user", in: Session.storage) var user: User? = nil  // saved on each set; nil removes it
     }
     // README end
 

@@ -1,3 +1,5 @@
+import Logging
+import StrataTestSupport
 import Testing
 
 @testable import Strata
@@ -181,5 +183,76 @@ import Testing
 
         #expect(try await heldRead == "old")
         #expect(front.base.value(forKey: "key") == "newer")
+    }
+}
+
+/// A failing cache layer degrades to the layer behind it (Shallows: a layered read fails only if
+/// both layers fail).
+@Suite struct FailingFrontTests {
+    @Test func combinedReadsTheBackWhenTheFrontFailsAndReportsTheFrontsError() async throws {
+        let front = FailingStorage<String, String>(failing: [.read], name: "front")
+        let back = MemoryStorage<String, String>()
+        back.set("from back", forKey: "key")
+        let reports = LockedState<[StorageError]>([])
+        let combined = front.combined(with: back, reporting: { error in reports.withLock { $0.append(error) } })
+
+        let value = try await combined.value(forKey: "key")
+
+        #expect(value == "from back")
+        #expect(reports.withLock { $0.map(\.storage) } == ["front"])
+        #expect(front.base.value(forKey: "key") == "from back", "the back's value was still offered to the front")
+    }
+
+    @Test func combinedThrowsTheBacksErrorWhenBothFail() async throws {
+        let front = FailingStorage<String, String>(failing: [.read], name: "front")
+        let back = FailingStorage<String, String>(failing: [.read], name: "back")
+        let reports = LockedState<[StorageError]>([])
+        let combined = front.combined(with: back, reporting: { error in reports.withLock { $0.append(error) } })
+
+        let error = await #expect(throws: StorageError.self) { try await combined.value(forKey: "key") }
+
+        #expect(error?.storage == "back")
+        #expect(reports.withLock { $0.map(\.storage) } == ["front"])
+    }
+
+    @Test func combinedAnswersNothingWhenTheFrontFailsAndTheBackHasNothing() async throws {
+        let front = FailingStorage<String, String>(failing: [.read], name: "front")
+        let reports = LockedState<[StorageError]>([])
+        let combined = front.combined(
+            with: MemoryStorage<String, String>(),
+            reporting: { error in reports.withLock { $0.append(error) } }
+        )
+
+        #expect(try await combined.value(forKey: "key") == nil)
+        #expect(reports.withLock { $0.count } == 1)
+    }
+
+    @Test func backedReadsTheBackWhenTheFrontFailsOverEveryKindOfFront() async throws {
+        let back = MemoryStorage<String, String>()
+        back.set("from back", forKey: "key")
+        let reports = LockedState<[StorageError]>([])
+        let report: @Sendable (StorageError) -> Void = { error in reports.withLock { $0.append(error) } }
+        let updatable = FailingStorage<String, String>(failing: [.read], name: "front")
+
+        #expect(try await updatable.backed(by: back, reporting: report).value(forKey: "key") == "from back")
+        #expect(try await updatable.readOnly().backed(by: back, reporting: report).value(forKey: "key") == "from back")
+        #expect(reports.withLock { $0.map(\.storage) } == ["front", "front"])
+
+        let failingBack = FailingStorage<String, String>(failing: [.read], name: "back")
+        let error = await #expect(throws: StorageError.self) {
+            try await updatable.backed(by: failingBack).value(forKey: "key")
+        }
+        #expect(error?.storage == "back")
+    }
+
+    @Test func aFrontFailureIsLoggedOnce() async throws {
+        let (logger, records) = RecordingLogHandler.logger(level: .debug)
+        let front = FailingStorage<String, String>(failing: [.read], name: "front")
+        let back = MemoryStorage<String, String>()
+        back.set("from back", forKey: "key")
+
+        _ = try await front.combined(with: back, logger: logger).value(forKey: "key")
+
+        #expect(records.entries.filter { $0.level == .warning }.count == 1)
     }
 }

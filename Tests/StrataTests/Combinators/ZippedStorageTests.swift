@@ -62,4 +62,39 @@ import Testing
 
         #expect(error?.code == .io)
     }
+
+    @Test func aFailingWriteOfEitherSideStillWritesTheOtherAndThrows() async throws {
+        // First fails: the second is written all the same.
+        let failingFirst = FailingStorage<String, String>(failing: [.set], name: "first")
+        let ages = MemoryStorage<String, Int>()
+        let error = await #expect(throws: StorageError.self) {
+            try await zip(failingFirst, ages).set(("Ada", 36), forKey: "ada")
+        }
+        #expect(error?.storage == "first")
+        #expect(ages.value(forKey: "ada") == 36)
+        #expect(failingFirst.base.value(forKey: "ada") == nil)
+
+        // Second fails: the first keeps its new element, and the error is the second's.
+        let names = MemoryStorage<String, String>()
+        let failingSecond = FailingStorage<String, Int>(failing: [.set], name: "second")
+        let secondError = await #expect(throws: StorageError.self) {
+            try await zip(names, failingSecond).set(("Ada", 36), forKey: "ada")
+        }
+        #expect(secondError?.storage == "second")
+        #expect(names.value(forKey: "ada") == "Ada")
+    }
+
+    @Test func aFailingRemovalOfEitherSideStillRemovesTheOther() async throws {
+        let failingFirst = FailingStorage<String, String>(failing: [.remove], name: "first")
+        failingFirst.base.set("Ada", forKey: "ada")
+        let ages = MemoryStorage<String, Int>()
+        ages.set(36, forKey: "ada")
+        let zipped = zip(failingFirst, ages)
+
+        let error = await #expect(throws: StorageError.self) { try await zipped.removeValue(forKey: "ada") }
+
+        #expect(error?.storage == "first")
+        #expect(ages.value(forKey: "ada") == nil)
+        #expect(try await zipped.value(forKey: "ada") == nil, "a read no longer finds a pair")
+    }
 }

@@ -347,6 +347,43 @@ import Testing
         #expect(FolderListing(of: folder.url) == before)
     }
 
+    /// A process ID no system hands out (Linux's largest is 4,194,304): the writer is dead.
+    static let deadProcess: Int32 = 2_147_483_646
+
+    @Test func aFirstOpenKilledBeforeItsManifestWasRenamedLeavesAFolderThatStillOpens() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let leftover = folder.url.appendingPathComponent(".tmp-manifest-\(Self.deadProcess)")
+        try Self.data("{\"format\": \"strata.disk\"").write(to: leftover)
+
+        let storage = try DiskStorage(url: folder.url)
+        try storage.set(Self.data("kept"), forKey: "key")
+
+        #expect(try storage.value(forKey: "key") == Self.data("kept"))
+        #expect(!FileManager.default.fileExists(atPath: leftover.path), "the dead writer's manifest is gone")
+        #expect(FileManager.default.fileExists(atPath: folder.path + "/" + DiskStorage.manifestName))
+        #expect(StoreFiles(of: folder.url).temporaries.isEmpty)
+    }
+
+    @Test func aLiveWritersTemporaryManifestIsLeftAloneAndAnotherProgramsDotFileStillRefuses() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        // Another process opening the same new folder at this moment: its file is not removed.
+        let live = folder.url.appendingPathComponent(".tmp-manifest-\(getppid())")
+        try Self.data("{}").write(to: live)
+        _ = try DiskStorage(url: folder.url)
+        #expect(FileManager.default.fileExists(atPath: live.path))
+
+        // A file that only looks like Strata's is someone else's: the folder is refused as before.
+        let other = try TemporaryFolder()
+        defer { other.remove() }
+        try Self.data("notes").write(to: other.url.appendingPathComponent(".tmp-manifest-notes"))
+        let before = FolderListing(of: other.url)
+        let error = try Self.openingError(other.url)
+        #expect(error.code == .invalidConfiguration)
+        #expect(FolderListing(of: other.url) == before)
+    }
+
     @Test func openingAFolderOfANewerFormatFailsAndTouchesNothing() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }

@@ -12,14 +12,17 @@ final class FailingStorage<Key: Hashable & Sendable, Value: Sendable>: Updatable
     /// Where the values live; read and write it directly to set up or inspect a test.
     let base = MemoryStorage<Key, Value>()
     let failing: Set<Operation>
+    /// The storage named in the errors it throws.
+    let name: String
 
-    init(failing: Set<Operation>) {
+    init(failing: Set<Operation>, name: String = "FailingStorage") {
         self.failing = failing
+        self.name = name
     }
 
     private func check(_ operation: Operation, key: Key? = nil) throws(StorageError) {
         guard failing.contains(operation) else { return }
-        throw StorageError(.io, key: key, storage: "FailingStorage", message: "injected \(operation) failure")
+        throw StorageError(.io, key: key, storage: name, message: "injected \(operation) failure")
     }
 
     func value(forKey key: Key) async throws(StorageError) -> Value? {
