@@ -219,17 +219,32 @@ where Object.ID: Codable & Sendable {
         return dates
     }
 
-    /// Reads an object without marking it accessed.
+    /// Reads an object without marking it accessed, in memory or on disk.
     private func peek(_ key: String) throws(StorageError) -> Object? {
-        if let sized = memory.value(forKey: key) { return sized.object }
-        guard let data = try disk.value(forKey: key) else { return nil }
+        if let sized = memory.peekValue(forKey: key) { return sized.object }
+        guard let data = try disk.peekValue(forKey: key) else { return nil }
         return try? JSONDecoder().decode(Object.self, from: data)
     }
 
     private func touch(_ key: String) {
         let now = clock.now()
-        accessTimes.withLock { $0[key] = now }
+        let count = accessTimes.withLock { times in
+            times[key] = now
+            return times.count
+        }
+        // The disk evicts without telling the archive: once the times outnumber the objects
+        // twice over, drop those of objects no longer held. Amortized, each touch pays O(1).
+        if count > 2 * disk.count + 64 { pruneAccessTimes() }
     }
+
+    /// Forgets the access times of objects the disk no longer holds.
+    private func pruneAccessTimes() {
+        let held = Set(disk.entries().map(\.key))
+        accessTimes.withLock { times in times = times.filter { held.contains($0.key) } }
+    }
+
+    /// How many access times the archive keeps; never far above ``count``.
+    package var accessTimeCount: Int { accessTimes.withLock { $0.count } }
 }
 
 extension Duration {

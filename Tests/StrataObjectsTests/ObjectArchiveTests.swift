@@ -52,6 +52,46 @@ import Testing
         #expect(archive.count < 10)
     }
 
+    @Test func listingMarksNothingAsUsedSoTheLeastRecentlyUsedStillGoesFirst() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let clock = ManualClock()
+        let archive = try ObjectArchive<Note>(
+            url: scratch.url,
+            maximumMemoryByteCount: 2_000,
+            maximumDiskByteCount: 6_000,
+            clock: clock
+        )
+        let notes = (0..<5).map { Note(title: "note \($0)", body: String(repeating: "x", count: 900)) }
+        for note in notes {
+            try archive.record(note)
+            clock.advance(by: .seconds(1))
+        }
+        #expect(archive.count == 5)
+        let before = notes.map { archive.lastAccessDate(forID: $0.id) }
+
+        let listed = try archive.objects()
+        clock.advance(by: .seconds(1))
+        try archive.record(Note(title: "newest", body: String(repeating: "x", count: 900)))
+
+        #expect(listed.map(\.id) == notes.reversed().map(\.id), "most recently accessed first")
+        #expect(archive.lastAccessDate(forID: notes[0].id) == nil, "the least recently used went first")
+        #expect(notes.dropFirst().map { archive.lastAccessDate(forID: $0.id) } == Array(before.dropFirst()))
+    }
+
+    @Test func accessTimesOfObjectsTheDiskEvictedAreForgotten() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let archive = try ObjectArchive<Note>(url: scratch.url, maximumDiskByteCount: 6_000)
+
+        for index in 0..<1_000 {
+            try archive.record(Note(title: "note \(index)", body: String(repeating: "x", count: 900)))
+            #expect(archive.accessTimeCount <= 2 * archive.count + 65)
+        }
+
+        #expect(archive.count <= 6)
+    }
+
     @Test func accessTimesListingAndRemovingStaleObjects() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }

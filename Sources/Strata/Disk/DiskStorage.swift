@@ -329,6 +329,19 @@ public final class DiskStorage: Sendable {
     public func value(forKey key: String) throws(StorageError) -> Data? {
         let observation = beginObservation()
         defer { endObservation(.get, observation) }
+        return try read(key, recordingUse: true)
+    }
+
+    /// Returns the bytes stored for `key`, or `nil`, without counting a use: no hit or miss in
+    /// the statistics, and no change to the key's recency (its file's access time is left alone),
+    /// so reading it does not save it from eviction. For listing what a cache holds.
+    ///
+    /// - Throws: What ``value(forKey:)`` throws.
+    public func peekValue(forKey key: String) throws(StorageError) -> Data? {
+        try read(key, recordingUse: false)
+    }
+
+    private func read(_ key: String, recordingUse: Bool) throws(StorageError) -> Data? {
         let key = try normalizedKey(key)
         let known = knownPath(forKey: key)
         let found: Found
@@ -337,7 +350,7 @@ public final class DiskStorage: Sendable {
         } else {
             let digest = known.map(digest(fromRelativePath:)) ?? digest(of: key)
             guard let probed = try find(key, digest: digest) else {
-                forgetMissing(key, digest: digest)
+                forgetMissing(key, digest: digest, countingMiss: recordingUse)
                 return nil
             }
             found = probed
@@ -348,6 +361,7 @@ public final class DiskStorage: Sendable {
             return nil
         }
         let shouldTouch = state.withLock { state -> Bool? in
+            guard recordingUse else { return state.cache.index[key] != nil ? false : nil }
             state.statistics.hits &+= 1
             guard let entry = state.cache.recordAccess(forKey: key) else { return nil }
             return now - entry.touched > options.recencyResolution.timeInterval
@@ -419,9 +433,9 @@ public final class DiskStorage: Sendable {
 
     /// Counts a miss and drops `key` from the index if its file is gone, unless a writer has
     /// stored it again since it was looked for.
-    private func forgetMissing(_ key: String, digest: String) {
+    private func forgetMissing(_ key: String, digest: String, countingMiss: Bool) {
         let isIndexed = state.withLock { state -> Bool in
-            state.statistics.misses &+= 1
+            if countingMiss { state.statistics.misses &+= 1 }
             return state.cache.index[key] != nil
         }
         guard isIndexed else { return }

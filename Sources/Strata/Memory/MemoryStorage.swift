@@ -170,6 +170,13 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         cache.containsValue(forKey: key, now: now())
     }
 
+    /// Returns the live value for `key`, or `nil`, without counting a use: no hit or miss in the
+    /// statistics and no change to the eviction policy's view of the key, so reading it does not
+    /// save it from eviction. For listing what a cache holds.
+    public func peekValue(forKey key: Key) -> Value? {
+        cache.versionedValue(forKey: key, now: now()).0
+    }
+
     /// Every key with a live value, in no particular order.
     public func keys() -> [Key] {
         cache.liveKeys(now: now())
