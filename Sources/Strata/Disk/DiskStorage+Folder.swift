@@ -77,7 +77,11 @@ extension DiskStorage {
 
     /// Calls `body` with the relative path of every record file in the folder, the descriptor of
     /// the open shard folder holding it, and its name there.
+    ///
+    /// With `removingStaleTemporaryFiles`, a temporary file a dead process left in a shard folder
+    /// is removed on the way.
     func forEachRecordFile(
+        removingStaleTemporaryFiles: Bool = true,
         _ body: (_ relativePath: String, _ folder: Int32, _ name: String) throws(SystemCallError) -> Void
     ) throws(SystemCallError) {
         for first in try SystemCalls.contents(of: root) ?? [] where first.utf8.count == 1 && isHex(first[...]) {
@@ -90,7 +94,7 @@ extension DiskStorage {
                 defer { close(descriptor) }
                 for file in names {
                     if file.hasPrefix(Self.temporaryPrefix) {
-                        removeStaleTemporaryFile(folder + "/" + file)
+                        if removingStaleTemporaryFiles { removeStaleTemporaryFile(folder + "/" + file) }
                     } else if isRecordName(file) {
                         try body(folder + "/" + file, descriptor, file)
                     }
@@ -210,7 +214,17 @@ extension DiskStorage {
         do {
             try forEachRecordFile { (relativePath, folder, name) throws(SystemCallError) in
                 // Enough for the header of a key of up to 456 bytes; longer keys take a second read.
-                guard let prefix = try SystemCalls.readFile(name, in: folder, limit: 512) else { return }
+                let read: FileBytes?
+                do throws(SystemCallError) {
+                    read = try SystemCalls.readFile(name, in: folder, limit: 512)
+                } catch {
+                    // A directory (or FIFO) where a record should be is damage, not a reason to
+                    // refuse the whole folder; it is left in place for a person to look at.
+                    guard error.isNotARegularFile else { throw error }
+                    damaged += 1
+                    return
+                }
+                guard let prefix = read else { return }
                 do {
                     var header: DiskRecordHeader
                     let needed = try DiskRecordHeader.requiredSize(forPrefix: prefix.bytes)
@@ -295,9 +309,18 @@ extension DiskStorage {
     public func verify() throws(StorageError) -> VerificationReport {
         var report = VerificationReport()
         do throws(SystemCallError) {
-            try forEachRecordFile { (relativePath, _, _) throws(SystemCallError) in
+            try forEachRecordFile(removingStaleTemporaryFiles: false) { (relativePath, _, _) throws(SystemCallError) in
                 let path = absolutePath(relativePath)
-                guard let file = try SystemCalls.readFile(path) else { return }
+                let read: FileBytes?
+                do throws(SystemCallError) {
+                    read = try SystemCalls.readFile(path)
+                } catch {
+                    guard error.isNotARegularFile else { throw error }
+                    report.checkedFiles += 1
+                    report.damagedFiles.append(.init(path: path, reason: "\(error)"))
+                    return
+                }
+                guard let file = read else { return }
                 report.checkedFiles += 1
                 do throws(DiskRecordError) {
                     _ = try DiskRecordHeader.decodeRecord(file.bytes)

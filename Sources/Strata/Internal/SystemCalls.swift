@@ -13,9 +13,21 @@ package struct SystemCallError: Error, CustomStringConvertible, Sendable {
     package var call: String
     package var path: String
     package var errno: Int32
+    /// A directory, FIFO or device was found where a file should be.
+    package var isNotARegularFile = false
+
+    package init(call: String, path: String, errno: Int32, isNotARegularFile: Bool = false) {
+        self.call = call
+        self.path = path
+        self.errno = errno
+        self.isNotARegularFile = isNotARegularFile
+    }
 
     package var description: String {
-        "\(call)(\(path)): \(String(cString: strerror(errno))) (errno \(errno))"
+        if isNotARegularFile {
+            return "\(call)(\(path)): \(errno == EISDIR ? "a directory" : "not a regular file") where a file should be"
+        }
+        return "\(call)(\(path)): \(String(cString: strerror(errno))) (errno \(errno))"
     }
 
     package var isNotFound: Bool { errno == ENOENT }
@@ -70,7 +82,9 @@ package enum SystemCalls {
         in folder: Int32 = AT_FDCWD,
         limit: Int = .max
     ) throws(SystemCallError) -> FileBytes? {
-        let descriptor = openat(folder, path, O_RDONLY | O_CLOEXEC)
+        // Non-blocking, so that a FIFO put where a file should be cannot hold the open forever
+        // (regular files ignore the flag).
+        let descriptor = openat(folder, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         if descriptor < 0 {
             if errno == ENOENT || errno == ENOTDIR { return nil }
             throw fail("open", path)
@@ -78,6 +92,14 @@ package enum SystemCalls {
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw fail("fstat", path) }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw SystemCallError(
+                call: "read",
+                path: path,
+                errno: info.st_mode & S_IFMT == S_IFDIR ? EISDIR : EINVAL,
+                isNotARegularFile: true
+            )
+        }
         let count = min(Int(info.st_size), limit)
         let file = FileBytes(count: count, modified: modificationTime(info), fileSize: Int(info.st_size))
         var offset = 0

@@ -66,6 +66,45 @@ import Testing
         return (storage, path)
     }
 
+    @Test(arguments: [DiskStorage.Mode.store, .cache])
+    func aDirectoryWhereARecordShouldBeIsDamageNotAFolderThatCannotOpen(mode: DiskStorage.Mode) throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let storage = try DiskStorage(url: folder.url, options: DiskStorage.Options(mode: mode))
+        try storage.set(Self.value, forKey: "k")
+        try storage.set(Self.value, forKey: "other")
+        let path = folder.path + "/" + relativePath(forKey: "k")
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+
+        let reopened = try DiskStorage(url: folder.url, options: DiskStorage.Options(mode: mode))
+        let report = try reopened.verify()
+
+        #expect(try reopened.value(forKey: "other") == Self.value)
+        #expect(reopened.statistics.damagedFiles == 1)
+        #expect(reopened.entries().map(\.key) == ["other"])
+        #expect(report.checkedFiles == 2)
+        #expect(report.damagedFiles.map(\.path) == [path])
+        #expect(report.damagedFiles.first?.reason.contains("a directory") == true)
+        #expect(FileManager.default.fileExists(atPath: path), "left for a person to look at")
+    }
+
+    @Test func verifyChangesNothingNotEvenADeadWritersTemporaryFile() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let storage = try DiskStorage(url: folder.url)
+        try storage.set(Self.value, forKey: "k")
+        let shard = (folder.path + "/" + relativePath(forKey: "k")).split(separator: "/").dropLast().joined(separator: "/")
+        let leftover = "/" + shard + "/.tmp-2147483646-1"
+        try Self.value.write(to: URL(fileURLWithPath: leftover))
+        let before = FolderListing(of: folder.url)
+
+        _ = try storage.verify()
+
+        #expect(FolderListing(of: folder.url) == before)
+        #expect(FileManager.default.fileExists(atPath: leftover))
+    }
+
     @Test(arguments: Damage.allCases)
     func cacheReadsADamagedFileAsAMissAndRemovesIt(damage: Damage) throws {
         let folder = try TemporaryFolder()
