@@ -94,8 +94,8 @@ import Testing
         defer { folder.remove() }
         let storage = try DiskStorage(url: folder.url)
         try storage.set(Self.value, forKey: "k")
-        let shard = (folder.path + "/" + relativePath(forKey: "k")).split(separator: "/").dropLast().joined(separator: "/")
-        let leftover = "/" + shard + "/.tmp-2147483646-1"
+        let record = URL(fileURLWithPath: folder.path + "/" + relativePath(forKey: "k"))
+        let leftover = record.deletingLastPathComponent().appendingPathComponent(".tmp-2147483646-1").path
         try Self.value.write(to: URL(fileURLWithPath: leftover))
         let before = FolderListing(of: folder.url)
 
