@@ -121,6 +121,18 @@ enum OpenedStore {
 }
 
 /// Prints to standard error.
+/// Why reading failed, in words a person can act on: the system's reason, not an error domain
+/// and code.
+func readableReason(_ error: any Error) -> String {
+    let error = error as NSError
+    if let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+        return String(cString: strerror(Int32(underlying.code)))
+    }
+    if error.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(error.code))) }
+    if error.domain == NSCocoaErrorDomain, error.code == NSFileReadNoSuchFileError { return "no such file" }
+    return error.localizedDescription
+}
+
 func printError(_ message: String) {
     FileHandle.standardError.write(Data((message + "\n").utf8))
 }
@@ -206,12 +218,23 @@ struct SetCommand: AsyncParsableCommand {
     @Option(help: "Read the value from this file instead of standard input.") var file: String?
     @Option(help: "Seconds until the value expires.") var timeToLive: Int?
 
+    func validate() throws {
+        if let timeToLive, timeToLive <= 0 {
+            throw ValidationError("--time-to-live takes a positive number of seconds, not \(timeToLive)")
+        }
+    }
+
     func run() async throws {
         let value: Data
-        if let file {
-            value = try Data(contentsOf: URL(fileURLWithPath: file))
-        } else {
-            value = try FileHandle.standardInput.readToEnd() ?? Data()
+        do {
+            if let file {
+                value = try Data(contentsOf: URL(fileURLWithPath: file))
+            } else {
+                value = try FileHandle.standardInput.readToEnd() ?? Data()
+            }
+        } catch {
+            printError("cannot read \(file.map { "'\($0)'" } ?? "standard input"): \(readableReason(error)); nothing was stored")
+            throw ExitCode(1)
         }
         let opened = try await store.open(creating: true)
         try await opened.set(value, forKey: key, timeToLive: timeToLive.map { .seconds($0) })

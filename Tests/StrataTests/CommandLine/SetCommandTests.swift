@@ -1,0 +1,69 @@
+import Foundation
+import StrataTestSupport
+import Testing
+
+@testable import Strata
+
+/// `strata set` reports what it cannot read in words a person can act on, and stores nothing.
+@Suite struct SetCommandTests {
+    private static func strata(_ arguments: [String]) async throws -> (status: Int32, output: String, errors: String) {
+        let executable = try #require(StrataExecutable.url(), "the strata executable is not built next to the tests")
+        return await Shell.run([executable.path] + arguments)
+    }
+
+    /// Runs `strata set --folder <folder> key` with standard input redirected by `redirection`.
+    private static func set(in folder: TemporaryFolder, stdin redirection: String) async throws -> (
+        status: Int32, output: String, errors: String
+    ) {
+        let executable = try #require(StrataExecutable.url(), "the strata executable is not built next to the tests")
+        return await Shell.run([
+            "/bin/bash", "-c", "exec \"$0\" set --folder \"$1\" key \(redirection)", executable.path, folder.path,
+        ])
+    }
+
+    @Test func standardInputThatIsADirectoryIsReportedNotATrap() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+
+        let result = try await Self.set(in: folder, stdin: "< /")
+
+        #expect(result.status == 1, "\(result.errors)")
+        #expect(result.errors.contains("cannot read standard input: Is a directory"), "\(result.errors)")
+        #expect(!result.errors.contains("try!"))
+        #expect(try DiskStorage(url: folder.url).count == 0)
+    }
+
+    @Test func closedStandardInputIsReportedNotATrap() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+
+        let result = try await Self.set(in: folder, stdin: "<&-")
+
+        #expect(result.status == 1, "\(result.errors)")
+        #expect(result.errors.contains("cannot read standard input"), "\(result.errors)")
+    }
+
+    @Test func aMissingFileIsNamedWithoutAnErrorDomain() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let missing = folder.path + "/no-such-file"
+
+        let result = try await Self.strata(["set", "--folder", folder.path, "key", "--file", missing])
+
+        #expect(result.status == 1)
+        #expect(result.errors.contains("cannot read '\(missing)': no such file"), "\(result.errors)")
+        #expect(!result.errors.contains("NSCocoaErrorDomain"))
+    }
+
+    @Test(arguments: ["--time-to-live=-5", "--time-to-live=0"])
+    func aTimeToLiveThatIsNotPositiveIsRefusedBeforeAnythingIsStored(option: String) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+
+        let result = try await Self.strata(["set", "--folder", folder.path, "key", "--file", "/dev/null", option])
+
+        #expect(result.status != 0)
+        #expect(result.errors.contains("--time-to-live takes a positive number of seconds"), "\(result.errors)")
+        #expect(!FileManager.default.fileExists(atPath: folder.path + "/" + DiskStorage.manifestName))
+    }
+}
