@@ -16,7 +16,22 @@ struct FolderOptions: ParsableArguments {
     }
 
     /// Opens the folder as a store, so opening it never deletes anything, even damaged files.
-    func open() throws -> DiskStorage {
+    ///
+    /// Unless `creating`, the folder must already be a Strata disk folder: a command that only
+    /// reads never creates one where a mistyped path points.
+    func open(creating: Bool = false) throws -> DiskStorage {
+        if !creating {
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+                throw CommandFailure(description: "no folder at \(folder): nothing was read or created")
+            }
+            guard FileManager.default.fileExists(atPath: folder + "/" + DiskStorage.manifestName) else {
+                throw CommandFailure(
+                    description: "\(folder) is not a Strata disk folder (it has no \(DiskStorage.manifestName)): "
+                        + "nothing was read or created"
+                )
+            }
+        }
         let url = URL(fileURLWithPath: folder)
         return try DiskStorage(url: url, options: DiskStorage.Options(mode: .store))
     }
@@ -47,7 +62,7 @@ struct StoreOptions: ParsableArguments {
     /// deletes anything, even damaged files.
     func open(creating: Bool = false) async throws -> OpenedStore {
         if let folder {
-            return .disk(try FolderOptions(folder: folder).open())
+            return .disk(try FolderOptions(folder: folder).open(creating: creating))
         }
         if let sqlite {
             guard creating || FileManager.default.fileExists(atPath: sqlite) else {
@@ -233,7 +248,9 @@ struct SetCommand: AsyncParsableCommand {
                 value = try FileHandle.standardInput.readToEnd() ?? Data()
             }
         } catch {
-            printError("cannot read \(file.map { "'\($0)'" } ?? "standard input"): \(readableReason(error)); nothing was stored")
+            printError(
+                "cannot read \(file.map { "'\($0)'" } ?? "standard input"): \(readableReason(error)); nothing was stored"
+            )
             throw ExitCode(1)
         }
         let opened = try await store.open(creating: true)

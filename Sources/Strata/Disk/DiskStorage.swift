@@ -54,7 +54,9 @@ public final class DiskStorage: Sendable {
 
     typealias Removed = MemoryCacheState<String, Entry>.Removed
 
-    static let manifestName = "strata-disk.json"
+    /// The file at the root of every Strata disk folder that names its format: a folder without
+    /// it is not one (unless it is empty, when opening it makes it one).
+    public static let manifestName = "strata-disk.json"
     static let temporaryPrefix = ".tmp-"
 
     /// The folder holding the values.

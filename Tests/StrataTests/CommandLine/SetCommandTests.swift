@@ -12,7 +12,10 @@ import Testing
     }
 
     /// Runs `strata set --folder <folder> key` with standard input redirected by `redirection`.
-    private static func set(in folder: TemporaryFolder, stdin redirection: String) async throws -> (
+    private static func set(
+        in folder: TemporaryFolder,
+        stdin redirection: String
+    ) async throws -> (
         status: Int32, output: String, errors: String
     ) {
         let executable = try #require(StrataExecutable.url(), "the strata executable is not built next to the tests")
@@ -65,5 +68,40 @@ import Testing
         #expect(result.status != 0)
         #expect(result.errors.contains("--time-to-live takes a positive number of seconds"), "\(result.errors)")
         #expect(!FileManager.default.fileExists(atPath: folder.path + "/" + DiskStorage.manifestName))
+    }
+}
+
+/// The commands that only read (or remove from) a folder never create one where a mistyped path
+/// points, nor adopt a folder that is not a Strata disk folder.
+@Suite struct ReadingCommandTests {
+    static let commands: [[String]] = [
+        ["ls"], ["get", "key"], ["rm", "key"], ["stats"], ["verify"], ["trim", "--bytes", "0"],
+    ]
+
+    @Test(arguments: commands)
+    func aMistypedFolderIsRefusedAndNotCreated(command: [String]) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let typo = folder.path + "/cahce"
+        let executable = try #require(StrataExecutable.url())
+
+        let result = await Shell.run([executable.path, command[0], "--folder", typo] + command.dropFirst())
+
+        #expect(result.status == 1, "\(result.output)\(result.errors)")
+        #expect(result.errors.contains("no folder at \(typo)"), "\(result.errors)")
+        #expect(!FileManager.default.fileExists(atPath: typo))
+    }
+
+    @Test(arguments: commands)
+    func aFolderThatIsNotAStrataFolderIsRefusedAndLeftAsItWas(command: [String]) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let executable = try #require(StrataExecutable.url())
+
+        let result = await Shell.run([executable.path, command[0], "--folder", folder.path] + command.dropFirst())
+
+        #expect(result.status == 1, "\(result.output)\(result.errors)")
+        #expect(result.errors.contains("is not a Strata disk folder"), "\(result.errors)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
     }
 }
