@@ -519,6 +519,58 @@ private func eventually(attempts: Int = 100_000, _ condition: () -> Bool) async 
         #expect(storage.value(forKey: "a")?.value == "value of a")
         #expect(reports.withLock { $0.map(\.code) } == [.sourceFailed])
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aRefreshThatNeverAnswersIsGivenUpAtItsLimitAndLaterRefreshesRun() async throws {
+        let clock = ManualClock()
+        let probe = SourceProbe(held: true)  // a source that never answers, and ignores cancellation
+        let reports = LockedState<[StorageError]>([])
+        let storage = MemoryStorage<String, TimestampedValue<String>>()
+        storage.set(TimestampedValue(value: "stored", fetched: clock.now()), forKey: "a")
+        let provider = Provider { (id: String) in try await probe.fetch(id) }
+            .cache(storage, refreshingAfter: .seconds(10), refreshTimeLimit: .milliseconds(200), clock: clock) {
+                error in reports.withLock { $0.append(error) }
+            }
+        clock.advance(by: .seconds(11))
+
+        let stale = try await provider.value(for: "a")
+        await provider.waitForRefreshes()  // returns only because the refresh was given up
+        let staleAgain = try await provider.value(for: "a")
+        await probe.waitForCalls(2)
+
+        #expect(stale == "stored")
+        #expect(staleAgain == "stored")
+        #expect(reports.withLock { $0.map(\.code) } == [.timedOut])
+        #expect(probe.calls == 2, "the stuck refresh did not block the next one")
+        probe.open()
+        await provider.waitForRefreshes()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func cancellingRefreshesGivesThemUpKeepsTheValueAndReportsNothing() async throws {
+        let clock = ManualClock()
+        let probe = SourceProbe(held: true)
+        let reports = LockedState<[StorageError]>([])
+        let storage = MemoryStorage<String, TimestampedValue<String>>()
+        storage.set(TimestampedValue(value: "stored", fetched: clock.now()), forKey: "a")
+        let provider = Provider { (id: String) in try await probe.fetch(id) }
+            .cache(storage, refreshingAfter: .seconds(10), refreshTimeLimit: .seconds(3600), clock: clock) {
+                error in reports.withLock { $0.append(error) }
+            }
+        clock.advance(by: .seconds(11))
+        _ = try await provider.value(for: "a")
+        await probe.waitForCalls(1)
+
+        provider.cancelRefreshes()
+        await provider.waitForRefreshes()
+
+        #expect(reports.withLock { $0.isEmpty })
+        #expect(storage.value(forKey: "a")?.value == "stored")
+        _ = try await provider.value(for: "a")
+        await probe.waitForCalls(2)
+        probe.open()
+        await provider.waitForRefreshes()
+    }
 }
 
 @Suite struct WeakObjectCacheTests {
