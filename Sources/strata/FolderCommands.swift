@@ -348,7 +348,7 @@ struct TrimCommand: ParsableCommand {
     func run() throws {
         let storage = try folder.open()
         let before = storage.totalSize
-        storage.trim(toByteCount: bytes)
-        print("trimmed \(formatBytes(before)) to \(formatBytes(storage.totalSize))")
+        let removed = try storage.trim(toByteCount: bytes)
+        print("removed \(removed) values: \(formatBytes(before)) trimmed to \(formatBytes(storage.totalSize))")
     }
 }

@@ -682,9 +682,14 @@ public final class DiskStorage: Sendable {
     }
 
     /// Removes evicted entries' files, unless a writer has stored the key again meanwhile.
-    func evict(_ removed: Removed) {
+    ///
+    /// A file that cannot be removed is counted in ``StorageStatistics/removalFailures``, logged,
+    /// and returned; it stays on disk, where a later read or open finds it again.
+    @discardableResult
+    func evict(_ removed: Removed) -> [(path: String, error: SystemCallError)] {
         var entries = removed.rest
         if let first = removed.first { entries.append(first) }
+        var failures: [(path: String, error: SystemCallError)] = []
         for entry in entries {
             let digest = digest(fromRelativePath: entry.relativePath)
             stripe(for: digest).withLock {
@@ -695,10 +700,25 @@ public final class DiskStorage: Sendable {
                     return true
                 }
                 if reclaimed {
-                    try? removeRecordFile(relativePath: entry.relativePath, digest: digest)
+                    do throws(SystemCallError) {
+                        try removeRecordFile(relativePath: entry.relativePath, digest: digest)
+                    } catch {
+                        failures.append((absolutePath(entry.relativePath), error))
+                    }
                 }
             }
         }
+        if let first = failures.first {
+            state.withLock { $0.statistics.removalFailures &+= UInt64(failures.count) }
+            observer?.log(
+                .warning,
+                "DiskStorage could not remove files of values it evicted or that expired",
+                reason: "\(first.error)",
+                key: nil,
+                metadata: ["files": "\(failures.count)", "folder": "\(root)"]
+            )
+        }
+        return failures
     }
 
     /// Removes the value for `key`, if any.
@@ -720,10 +740,41 @@ public final class DiskStorage: Sendable {
         let known = state.withLock { $0.cache.recordAccess(forKey: key)?.relativePath }
         if let known {
             try removeFile(relativePath: known, digest: digest, key: key)
-        } else if let found = try? find(key, digest: digest, stripeHeld: true) {
-            try removeFile(relativePath: found.relativePath, digest: digest, key: key)
+        } else {
+            let found: Found?
+            do throws(StorageError) {
+                found = try find(key, digest: digest, stripeHeld: true)
+            } catch {
+                // A store keeps a damaged file, and reads of its key report it, until it is told
+                // what to do with it: removing the key is being told.
+                guard error.code == .corrupted else { throw error }
+                try removeFirstDamagedFile(digest: digest, key: key)
+                found = nil
+            }
+            if let found { try removeFile(relativePath: found.relativePath, digest: digest, key: key) }
         }
         forget(key, countingMiss: false)
+    }
+
+    /// Removes the first damaged file of `digest`'s collision chain, the one whose damage stopped a
+    /// search for `key`. Call with the digest's stripe lock held.
+    private func removeFirstDamagedFile(digest: String, key: String) throws(StorageError) {
+        var probe = 0
+        while true {
+            let relativePath = relativePath(digest: digest, probe: probe)
+            let file: FileBytes?
+            do {
+                file = try SystemCalls.readFile(absolutePath(relativePath))
+            } catch {
+                throw ioError(error, key: key, "cannot read \(absolutePath(relativePath))")
+            }
+            guard let file else { return }
+            if (try? DiskRecordHeader.decodeRecord(file.bytes)) == nil {
+                try removeFile(relativePath: relativePath, digest: digest, key: key)
+                return
+            }
+            probe += 1
+        }
     }
 
     /// Removes `key`'s file (see ``removeRecordFile(relativePath:digest:)``), wrapping a failure.
@@ -811,15 +862,32 @@ public final class DiskStorage: Sendable {
         return count
     }
 
-    /// Evicts least recently used values until the files take at most `byteCount` bytes.
-    public func trim(toByteCount byteCount: Int) {
+    /// Evicts least recently used values until the files take at most `byteCount` bytes, and
+    /// returns how many values went.
+    ///
+    /// - Throws: ``StorageError/Code/io`` when a file cannot be removed (a read-only folder, a
+    ///   failing disk), naming the first and saying how many; the values it could remove are gone,
+    ///   the others stay readable.
+    @discardableResult
+    public func trim(toByteCount byteCount: Int) throws(StorageError) -> Int {
         let observation = beginObservation()
         defer { endObservation(.trim, observation) }
         var removed = Removed()
         state.withLock { state in
             state.cache.evict(toCount: .max, toCost: max(byteCount, 0), removed: &removed)
         }
-        evict(removed)
+        let count = removed.rest.count + (removed.first == nil ? 0 : 1)
+        let failures = evict(removed)
+        if let first = failures.first {
+            throw StorageError(
+                .io,
+                storage: name,
+                message: "could not remove \(failures.count) of \(count) files while trimming \(root) "
+                    + "(first \(first.path): \(first.error)); they are still there",
+                underlying: first.error
+            )
+        }
+        return count
     }
 
     /// Reads the value for `key`, lets `body` change it, and writes the result back atomically

@@ -23,6 +23,10 @@ public struct StorageStatistics: Sendable, Hashable, CustomStringConvertible {
     /// Damaged or foreign files found where a value should be, removed in cache mode; always 0
     /// for a ``MemoryStorage``.
     public var damagedFiles: UInt64 = 0
+    /// Files of evicted or expired values that could not be removed (a read-only or failing
+    /// disk): each is logged, stays on disk and is found again by a later read or open. Always 0
+    /// for a ``MemoryStorage``; not reported as a metric.
+    public var removalFailures: UInt64 = 0
     /// Entries held when the snapshot was taken (a ``MemoryStorage`` counts expired ones until
     /// they are removed).
     public var count = 0

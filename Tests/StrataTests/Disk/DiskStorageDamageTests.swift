@@ -89,6 +89,22 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: path), "left for a person to look at")
     }
 
+    @Test(arguments: Damage.allCases)
+    func removingTheKeyOfADamagedFileInAStoreRemovesTheFile(damage: Damage) throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let (_, path) = try Self.damagedStorage(damage, mode: .store, in: folder)
+        // Reopened, so the damaged file is not in the index: only the folder knows it.
+        let reopened = try DiskStorage(url: folder.url, options: DiskStorage.Options(mode: .store))
+        #expect(throws: StorageError.self) { try reopened.value(forKey: "k") }
+
+        try reopened.removeValue(forKey: "k")
+
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(try reopened.value(forKey: "k") == nil)
+        #expect(try reopened.value(forKey: "other") == Self.value)
+    }
+
     @Test func verifyChangesNothingNotEvenADeadWritersTemporaryFile() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }

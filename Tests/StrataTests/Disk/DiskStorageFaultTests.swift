@@ -73,6 +73,31 @@ import Darwin
         #expect(try storage.value(forKey: "k") == Self.new)
     }
 
+    @Test(.enabled(if: TemporaryMount.isAvailable, "mounting a small tmpfs needs Linux and root"))
+    func trimOnAReadOnlyFolderThrowsCountsTheFailuresAndLosesNothing() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let mount = try TemporaryMount(byteCount: 1 << 20, in: folder.url)
+        defer { mount.unmount() }
+        let root = mount.url.appendingPathComponent("store")
+        let storage = try DiskStorage(url: root)
+        let keys = ["a", "b", "c"]
+        for key in keys { try storage.set(Self.old, forKey: key) }
+        try mount.remount(readOnly: true)
+
+        let error = #expect(throws: StorageError.self) { try storage.trim(toByteCount: 0) }
+
+        #expect(error?.code == .io)
+        #expect(error?.message.contains("could not remove 3 of 3 files") == true, "\(String(describing: error))")
+        #expect((error?.underlying as? SystemCallError)?.errno == EROFS)
+        #expect(storage.statistics.removalFailures == 3)
+        for key in keys { #expect(try storage.value(forKey: key) == Self.old, "\(key) is still there and readable") }
+        try mount.remount(readOnly: false)
+        #expect(try storage.trim(toByteCount: 0) == 3)
+        #expect(storage.count == 0)
+        #expect(StoreFiles(of: root).records.isEmpty)
+    }
+
     @Test func fileInPlaceOfAShardFolderGivesIOErrorAndTheStorageRecovers() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
