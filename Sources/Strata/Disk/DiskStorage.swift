@@ -338,7 +338,7 @@ public final class DiskStorage: Sendable {
     /// the statistics, and no change to the key's recency (its file's access time is left alone),
     /// so reading it does not save it from eviction. For listing what a cache holds.
     ///
-    /// - Throws: What ``value(forKey:)`` throws.
+    /// - Throws: What `value(forKey:)` throws.
     public func peekValue(forKey key: String) throws(StorageError) -> Data? {
         try read(key, recordingUse: false)
     }
