@@ -289,7 +289,7 @@ public final class ObjectFolder: ObjectStoreBackend {
             for second in try folderNames(firstPath) where Self.isShardName(second) {
                 let folder = "\(firstPath)/\(second)"
                 for name in try folderNames(folder) {
-                    if name.hasPrefix(".tmp-") {
+                    if name.hasPrefix(TemporaryFiles.prefix) {
                         removeAbandonedTemporaryFile(name, in: folder)
                         continue
                     }
@@ -319,10 +319,9 @@ public final class ObjectFolder: ObjectStoreBackend {
         }
     }
 
-    /// Removes a temporary file left by a process that died mid-write (`.tmp-<pid>-<n>`).
+    /// Removes a temporary file left by a process that died mid-write (see `TemporaryFiles`).
     private func removeAbandonedTemporaryFile(_ name: String, in folder: String) {
-        let parts = name.split(separator: "-")
-        guard parts.count >= 3, let pid = Int32(parts[1]), !SystemCalls.processExists(pid) else { return }
+        guard TemporaryFiles.isAbandoned(name) == true else { return }
         _ = try? SystemCalls.remove("\(folder)/\(name)")
     }
 
@@ -343,7 +342,7 @@ public final class ObjectFolder: ObjectStoreBackend {
             counter &+= 1
             return counter
         }
-        let temporaryPath = "\(folder)/.tmp-\(SystemCalls.currentProcessID)-\(number)"
+        let temporaryPath = "\(folder)/\(TemporaryFiles.name(number))"
         for attempt in 0..<2 {
             do throws(SystemCallError) {
                 let written = data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in

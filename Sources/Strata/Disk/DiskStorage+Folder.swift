@@ -93,7 +93,7 @@ extension DiskStorage {
                 else { continue }
                 defer { close(descriptor) }
                 for file in names {
-                    if file.hasPrefix(Self.temporaryPrefix) {
+                    if file.hasPrefix(TemporaryFiles.prefix) {
                         if removingStaleTemporaryFiles { removeStaleTemporaryFile(folder + "/" + file) }
                     } else if isRecordName(file) {
                         try body(folder + "/" + file, descriptor, file)
@@ -106,33 +106,16 @@ extension DiskStorage {
     /// Removes a temporary file left by a process that no longer runs (one that crashed
     /// mid-write); another live process's file is left alone.
     private func removeStaleTemporaryFile(_ relativePath: String) {
-        let name = relativePath.split(separator: "/").last ?? ""
-        let fields = name.dropFirst(Self.temporaryPrefix.count).split(separator: "-")
-        if let pid = fields.first.flatMap({ Int32($0) }), SystemCalls.processExists(pid),
-            pid != SystemCalls.currentProcessID
-        {
-            return
-        }
-        if let pid = fields.first.flatMap({ Int32($0) }), pid == SystemCalls.currentProcessID { return }
+        let name = String(relativePath.split(separator: "/").last ?? "")
+        guard TemporaryFiles.isAbandoned(name) ?? true else { return }
         _ = try? SystemCalls.remove(absolutePath(relativePath))
-    }
-
-    /// The process that wrote `name`, if it is a temporary manifest (`.tmp-manifest-<pid>`).
-    private func manifestWriter(of name: String) -> Int32? {
-        let prefix = Self.temporaryPrefix + "manifest-"
-        guard name.hasPrefix(prefix) else { return nil }
-        let digits = name.dropFirst(prefix.count)
-        guard !digits.isEmpty, digits.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
-        return Int32(digits)
     }
 
     /// Removes the temporary manifests at the root that processes which no longer run left (a
     /// first open killed between writing the manifest and renaming it).
     private func removeStaleTemporaryManifests() throws(SystemCallError) {
-        for name in try SystemCalls.contents(of: root) ?? [] {
-            guard let writer = manifestWriter(of: name), writer != SystemCalls.currentProcessID,
-                !SystemCalls.processExists(writer)
-            else { continue }
+        for name in try SystemCalls.contents(of: root) ?? []
+        where TemporaryFiles.isAbandoned(name, tag: "manifest") == true {
             // One that cannot be removed (a read-only folder) does no harm: opening ignores it.
             _ = try? SystemCalls.remove(root + "/" + name)
         }
@@ -143,7 +126,7 @@ extension DiskStorage {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let data = (try? encoder.encode(DiskManifest.current)) ?? Data()
         let path = root + "/" + Self.manifestName
-        let temporary = root + "/" + Self.temporaryPrefix + "manifest-\(SystemCalls.currentProcessID)"
+        let temporary = root + "/" + TemporaryFiles.name(tag: "manifest")
         let result = data.withUnsafeBytes { bytes in
             Result { () throws(SystemCallError) in
                 try SystemCalls.writeAtomically(
@@ -181,7 +164,9 @@ extension DiskStorage {
             } else {
                 // A first open that crashed before renaming its manifest leaves only the
                 // temporary one: that folder is Strata's, not someone else's.
-                let existing = (try SystemCalls.contents(of: root) ?? []).filter { manifestWriter(of: $0) == nil }
+                let existing = (try SystemCalls.contents(of: root) ?? []).filter {
+                    TemporaryFiles.isAbandoned($0, tag: "manifest") == nil
+                }
                 if !existing.isEmpty {
                     throw StorageError(
                         .invalidConfiguration,

@@ -57,7 +57,6 @@ public final class DiskStorage: Sendable {
     /// The file at the root of every Strata disk folder that names its format: a folder without
     /// it is not one (unless it is empty, when opening it makes it one).
     public static let manifestName = "strata-disk.json"
-    static let temporaryPrefix = ".tmp-"
 
     /// The folder holding the values.
     public let url: URL
@@ -639,7 +638,7 @@ public final class DiskStorage: Sendable {
         let path = absolutePath(relativePath)
         let folder = folder(of: path)
         let counter = temporaryCounter.add(1, ordering: .relaxed).newValue
-        let temporary = "\(folder)/\(Self.temporaryPrefix)\(SystemCalls.currentProcessID)-\(counter)"
+        let temporary = "\(folder)/\(TemporaryFiles.name(counter))"
         func attempt() throws(SystemCallError) {
             let result = header.withUnsafeBytes { headerBytes in
                 value.withUnsafeBytes { valueBytes in
