@@ -21,24 +21,22 @@ public struct SystemClock: StorageClock {
 /// A clock that stands still until you move it, for tests of expiry.
 ///
 /// Any task may use it.
-public final class ManualClock: StorageClock, @unchecked Sendable {
-    // Safe: `current` is only read and written inside `lock`.
-    private let lock = Lock()
-    private var current: Date
+public final class ManualClock: StorageClock, Sendable {
+    private let current: LockedState<Date>
 
     /// Creates a clock reading `start`.
     public init(start: Date = Date(timeIntervalSinceReferenceDate: 0)) {
-        current = start
+        current = LockedState(start)
     }
 
     /// The current time.
     public func now() -> Date {
-        lock.withLock { current }
+        current.withLock { $0 }
     }
 
     /// Moves the clock forward by `duration`.
     public func advance(by duration: Duration) {
-        lock.withLock { current += duration.timeInterval }
+        current.withLock { $0 += duration.timeInterval }
     }
 }
 

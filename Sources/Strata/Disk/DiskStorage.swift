@@ -36,7 +36,7 @@ import Musl
 /// ```
 public final class DiskStorage: Sendable {
     /// An entry of the in-memory index.
-    struct Entry {
+    struct Entry: Sendable {
         /// The file's path relative to the root, such as `a/bc/abc…`.
         var relativePath: String
         /// The file's size, header included.
@@ -45,7 +45,7 @@ public final class DiskStorage: Sendable {
         var touched: Double
     }
 
-    struct State {
+    struct State: Sendable {
         var cache: MemoryCacheState<String, Entry>
         /// Which key owns each file path, to resolve hash collisions without reading files.
         var owners: [String: String] = [:]

@@ -121,9 +121,12 @@ package final class Lock: @unchecked Sendable {
 }
 
 /// A value behind a ``Lock``: the only way to reach it is `withLock`.
+///
+/// Sendable when its state is: the lock makes every access exclusive, but a state that is not
+/// Sendable could still be handed out of `withLock` to another task, so the compiler checks it.
 @usableFromInline
-package final class LockedState<State>: @unchecked Sendable {
-    // Safe: `state` is read and written only inside `lock`.
+package final class LockedState<State> {
+    // Safe (for the conformance below): `state` is read and written only inside `lock`.
     @usableFromInline let lock = Lock()
     // Unchecked: the lock already makes every access exclusive.
     @exclusivity(unchecked) @usableFromInline var state: State
@@ -150,3 +153,5 @@ package final class LockedState<State>: @unchecked Sendable {
         return body(&state)
     }
 }
+
+extension LockedState: @unchecked Sendable where State: Sendable {}

@@ -189,3 +189,8 @@ struct MemoryCacheState<Key: Hashable, Value> {
         return entry.value
     }
 }
+
+// Unchecked because of the eviction queue, a class the state mutates in place: the state is only
+// ever kept behind a lock (DiskStorage's `LockedState`) and never copied out of it, so the queue
+// is reached by one thread at a time. Its keys and values must be Sendable all the same.
+extension MemoryCacheState: @unchecked Sendable where Key: Sendable, Value: Sendable {}

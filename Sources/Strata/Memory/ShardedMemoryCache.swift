@@ -14,9 +14,10 @@ import Foundation
 /// The shards live in one allocation, each padded to its own cache lines, with the lock inline:
 /// a read touches its shard and the entry, and no object that another core writes.
 @usableFromInline
-final class ShardedMemoryCache<Key: Hashable, Value>: @unchecked Sendable {
-    // Unchecked: every shard is reached only through its lock (`withShard`), the policy only
-    // through `policy`'s lock, and the layout fields are set once in `init`.
+final class ShardedMemoryCache<Key: Hashable, Value> {
+    // Sendable (below, when its keys and values are): every shard is reached only through its
+    // lock (`withShard`), the policy only through `policy`'s lock, and the layout fields are set
+    // once in `init`.
     @usableFromInline typealias Shard = MemoryShard<Key, Value>
     @usableFromInline typealias Entry = Shard.Entry
     @usableFromInline typealias Policy = MemoryPolicyState<Key>
@@ -417,3 +418,5 @@ final class ShardedMemoryCache<Key: Hashable, Value>: @unchecked Sendable {
         _ = consume removed
     }
 }
+
+extension ShardedMemoryCache: @unchecked Sendable where Key: Sendable, Value: Sendable {}

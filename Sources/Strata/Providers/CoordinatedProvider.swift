@@ -4,12 +4,12 @@ import Synchronization
 /// The state of a ``CoordinatedProvider``: one fetch per ID and the requests waiting for it.
 /// A pure value; the provider keeps it behind a lock and acts on its decisions after unlocking.
 @usableFromInline
-struct CoordinationState<ID: Hashable, Value> {
+struct CoordinationState<ID: Hashable & Sendable, Value>: Sendable {
     @usableFromInline
     typealias Continuation = CheckedContinuation<Value, any Error>
 
     @usableFromInline
-    struct Fetch {
+    struct Fetch: Sendable {
         /// The waiters' continuations in the order they registered; a cancelled waiter leaves `nil`.
         ///
         /// Arrival order is fair, and it matters for speed: requests made from one task group that
