@@ -23,7 +23,9 @@ public import Strata
 ///
 /// Writes go to a temporary file in the same folder and are renamed into place, so a reader sees
 /// the old object or the new one, never a mix; with ``Options/isDurable`` the file and its folder
-/// are synced first. Any task may use a folder; several processes may share one.
+/// are synced first. Any task may use a folder; several processes may share one, each reading
+/// whole objects, but their read-modify-writes are not coordinated (see
+/// ``ObjectStore/update(withID:_:)``).
 public final class ObjectFolder: ObjectStoreBackend {
     /// How a folder is written.
     public struct Options: Sendable {

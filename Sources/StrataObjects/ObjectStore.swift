@@ -228,9 +228,16 @@ where Object.ID: Codable & Sendable {
         try await loadedObjects().values.map(\.object)
     }
 
-    /// Changes the object with `id` atomically: `body` gets the stored object and its changes are
-    /// saved, with no other write to this ID in between, so concurrent updates never lose one
-    /// another. Returns the saved object.
+    /// Changes the object with `id` atomically within this store: `body` gets the stored object
+    /// and its changes are saved, with no other write to this ID through this store in between,
+    /// so concurrent updates through it never lose one another. Returns the saved object.
+    ///
+    /// What is not promised: another `ObjectStore` on the same backend, in this process or
+    /// another one sharing the folder or database, is not kept out. Two updates of one ID through
+    /// two stores can each read the same object, and the second save then replaces the first's
+    /// change (each saved object is still whole, never a mix). Keep one store per backend in a
+    /// process, and for read-modify-write across processes use a storage whose `update` is
+    /// atomic there: `SQLiteStorage` or `PostgresStorage`.
     ///
     /// `body` may run while other IDs are written; it must not change the object's ID.
     ///

@@ -268,10 +268,17 @@ struct RemoveCommand: AsyncParsableCommand {
 
     func run() async throws {
         let opened = try await store.open()
+        var missing = 0
         for key in keys {
+            // Asked first, so that a key that was not there is said, as `rm` says of a file.
+            if try await opened.value(forKey: key) == nil {
+                printError("no value for '\(key)'")
+                missing += 1
+            }
             try await opened.removeValue(forKey: key)
         }
         await opened.close()
+        if missing > 0 { throw ExitCode(1) }
     }
 }
 

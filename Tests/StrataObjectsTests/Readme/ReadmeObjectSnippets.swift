@@ -38,7 +38,7 @@ enum ReadmeObjects {
         try await users.save(dax)
         let greeting = Message(author: Reference(to: dax), content: "Good morning~", tags: ["urgent"])
         try await messages.save(greeting)
-        try await messages.update(withID: greeting.id) { $0.content.append("!") }  // atomic per object
+        try await messages.update(withID: greeting.id) { $0.content.append("!") }  // atomic in this store
         let author = try await users.object(for: greeting.author)
 
         // What deleting a user does to what refers to it: .nullify, .cascade or .deny.

@@ -105,3 +105,20 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
     }
 }
+
+@Suite struct RemoveCommandTests {
+    @Test func removingAKeyThatIsNotThereSaysSoAndFailsWhileTheOthersGo() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let storage = try DiskStorage(url: folder.url)
+        try await storage.set(Data("v".utf8), forKey: "present")
+        let executable = try #require(StrataExecutable.url())
+
+        let result = await Shell.run([executable.path, "rm", "--folder", folder.path, "present", "absent"])
+
+        #expect(result.status == 1)
+        #expect(result.errors.contains("no value for 'absent'"), "\(result.errors)")
+        #expect(!result.errors.contains("'present'"))
+        #expect(try await DiskStorage(url: folder.url).value(forKey: "present") == nil)
+    }
+}
