@@ -29,6 +29,7 @@ public final class SQLiteStorage: Sendable {
         var writes: UInt64 = 0
         var evictions: UInt64 = 0
         var expirations: UInt64 = 0
+        var recencyWriteFailures: UInt64 = 0
     }
 
     /// The schema version this code writes, kept in SQLite's `user_version`.
@@ -207,7 +208,8 @@ public final class SQLiteStorage: Sendable {
     /// Returns the value for `key`, or `nil` if there is none or it has expired.
     ///
     /// A read only reads, unless the value's access time is older than
-    /// ``Options/recencyResolution``; then it also records the access.
+    /// ``Options/recencyResolution``; then it also records the access. A read whose access cannot
+    /// be recorded still returns the value it read.
     ///
     /// - Throws: `StorageError` code `StorageError.Code.corrupted` when the row holds no
     ///   blob or the file is damaged, `StorageError.Code.io` when SQLite fails,
@@ -228,7 +230,7 @@ public final class SQLiteStorage: Sendable {
         let value = try data(row.value, key: key)
         counters.withLock { $0.hits &+= 1 }
         if now - row.accessed > options.recencyResolution.timeInterval {
-            try touch([key], now: now)
+            touch([key], now: now)
         }
         return value
     }
@@ -269,13 +271,16 @@ public final class SQLiteStorage: Sendable {
             counters.misses &+= UInt64(keys.count - found.count)
         }
         if !stale.isEmpty {
-            try touch(stale, now: now)
+            touch(stale, now: now)
         }
         return found
     }
 
-    /// Records an access to `keys` at `now`.
-    private func touch(_ keys: [String], now: Double) throws(StorageError) {
+    /// Records an access to `keys` at `now`. A failure (another connection holding the write lock
+    /// past the busy timeout, a read-only file) does not fail the read that found the values: it
+    /// is counted in ``Statistics/recencyWriteFailures``, and the keys only look older to the
+    /// eviction order than they are.
+    private func touch(_ keys: [String], now: Double) {
         do {
             try pool.write { db in
                 let statement = try db.cachedStatement(sql: "UPDATE strata_values SET accessed = ? WHERE key = ?")
@@ -284,7 +289,7 @@ public final class SQLiteStorage: Sendable {
                 }
             }
         } catch {
-            throw mapError(error, key: keys.count == 1 ? keys.first : nil, "cannot record an access")
+            counters.withLock { $0.recencyWriteFailures &+= 1 }
         }
     }
 
@@ -338,6 +343,7 @@ public final class SQLiteStorage: Sendable {
         statistics.writes = counters.writes
         statistics.evictions = counters.evictions
         statistics.expirations = counters.expirations
+        statistics.recencyWriteFailures = counters.recencyWriteFailures
         return statistics
     }
 

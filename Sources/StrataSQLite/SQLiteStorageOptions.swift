@@ -55,6 +55,9 @@ extension SQLiteStorage {
         public var evictions: UInt64 = 0
         /// Expired values removed.
         public var expirations: UInt64 = 0
+        /// Reads whose access time could not be recorded (another connection held the write lock
+        /// past the busy timeout, or the file is read-only); each returned its values all the same.
+        public var recencyWriteFailures: UInt64 = 0
 
         /// Creates an empty snapshot.
         public init() {}

@@ -46,6 +46,30 @@ import Testing
         #expect(error?.code == .corrupted)
     }
 
+    @Test func aReadWhoseAccessCannotBeRecordedStillReturnsItsValue() throws {
+        let path = folder.path("busy.sqlite")
+        let clock = ManualClock()
+        var options = SQLiteStorage.Options()
+        options.recencyResolution = .seconds(1)
+        options.busyTimeout = .milliseconds(100)
+        options.clock = clock
+        let storage = try SQLiteStorage(path: path, options: options)
+        try storage.set(Data("kept".utf8), forKey: "a")
+        try storage.set(Data("also".utf8), forKey: "b")
+        clock.advance(by: .seconds(10))
+        // Another connection holds the write lock meanwhile: the access times cannot be written.
+        let other = try DatabaseQueue(path: path)
+        let (value, values) = try other.writeWithoutTransaction { db in
+            try db.execute(sql: "BEGIN IMMEDIATE")
+            defer { try? db.execute(sql: "ROLLBACK") }
+            return (try storage.value(forKey: "a"), try storage.values(forKeys: ["a", "b"]))
+        }
+        try other.close()
+        #expect(value == Data("kept".utf8))
+        #expect(values == ["a": Data("kept".utf8), "b": Data("also".utf8)])
+        #expect(try storage.statistics().recencyWriteFailures == 2)
+    }
+
     @Test func aFileFromANewerSchemaIsUnsupported() throws {
         let path = folder.path("newer.sqlite")
         let queue = try DatabaseQueue(path: path)
