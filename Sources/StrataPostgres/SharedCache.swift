@@ -51,13 +51,24 @@ public final class SharedCache: Sendable {
     ///   - storage: The shared storage behind it, whose changes other processes announce.
     ///   - onInvalidation: Called (on the listening task) after each invalidation was applied to
     ///     memory; for statistics and tests.
-    /// - Throws: `StorageError.Code.io` when listening could not start within the storage's
+    /// - Throws: `StorageError.Code.invalidConfiguration` when the storage's pool allows fewer
+    ///   than two connections (listening keeps one for itself, so reads and writes would wait for
+    ///   ever); `StorageError.Code.io` when listening could not start within the storage's
     ///   ``PostgresStorage/Options/operationTimeout``.
     public init(
         memory: MemoryStorage<String, Data>,
         storage: PostgresStorage,
         onInvalidation: (@Sendable (Invalidation) -> Void)? = nil
     ) async throws(StorageError) {
+        guard storage.options.maximumConnections >= 2 else {
+            throw StorageError(
+                .invalidConfiguration,
+                storage: "SharedCache",
+                message: "a SharedCache needs a storage with maximumConnections of at least 2 (one listens for "
+                    + "other processes' changes, the others read and write); this one allows "
+                    + "\(storage.options.maximumConnections)"
+            )
+        }
         self.memory = memory
         self.storage = storage
         let state = SharedCacheListener(memory: memory, storage: storage, onInvalidation: onInvalidation)

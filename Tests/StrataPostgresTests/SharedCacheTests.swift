@@ -105,6 +105,18 @@ import Testing
         await PostgresTestServer.dispose(reader)
     }
 
+    @Test func aStorageWithOneConnectionIsRefusedSayingWhyInsteadOfTimingOut() async throws {
+        let storage = try await PostgresTestServer.storage { $0.maximumConnections = 1 }
+        let started = ContinuousClock.now
+
+        let error = await #expect(throws: StorageError.self) { try await storage.sharedCache() }
+
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.message.contains("maximumConnections of at least 2") == true, "\(String(describing: error))")
+        #expect(ContinuousClock.now - started < storage.options.operationTimeout, "refused, not timed out")
+        await PostgresTestServer.dispose(storage)
+    }
+
     @Test func ownWritesKeepMemoryWarm() async throws {
         let storage = try await PostgresTestServer.storage()
         let cache = try await storage.sharedCache()
