@@ -43,7 +43,7 @@ public final class ManualClock: StorageClock, Sendable {
 extension Duration {
     /// The duration in seconds, as a `TimeInterval`.
     @usableFromInline
-    var timeInterval: TimeInterval {
+    package var timeInterval: TimeInterval {
         let (seconds, attoseconds) = components
         return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
     }

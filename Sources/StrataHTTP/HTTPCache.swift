@@ -3,27 +3,38 @@ public import Logging
 import NIOHTTP1
 public import Strata
 
-/// A provider that keeps an ``HTTPSource``'s answers in a storage with their validators and
-/// follows the server's caching headers, so that unchanged bodies are not downloaded again.
+/// A provider that keeps an ``HTTPSource``'s responses in a storage with their validators and
+/// follows RFC 9111, so that unchanged bodies are not downloaded again and no user is served
+/// another's response.
 ///
-/// Created by ``HTTPSource/cache(in:clock:reporting:logger:)->HTTPCache<Records>``. For each request:
-/// - a stored answer that is still fresh (`Cache-Control: max-age`, or `Expires`) is returned
-///   without any request;
-/// - otherwise a stored answer with an `ETag` or a `Last-Modified` date is revalidated with
+/// Created by ``HTTPSource/cache(in:policy:clock:reporting:logger:)->HTTPCache<Records>``. For
+/// each request:
+/// - a stored response that is still fresh (`Cache-Control: s-maxage` in a shared cache,
+///   `max-age`, or `Expires`) is returned without any request;
+/// - a stale one within its `stale-while-revalidate` window is returned at once and revalidated
+///   in the background, at most one revalidation per URL at a time;
+/// - otherwise a stored response with an `ETag` or a `Last-Modified` date is revalidated with
 ///   `If-None-Match` / `If-Modified-Since`: a 304 returns the stored body (and refreshes its
 ///   freshness), a 2xx replaces it;
-/// - `no-cache` stores the answer but revalidates it before every use; `no-store` never stores it
-///   (and removes any earlier one);
-/// - an answer with neither a freshness lifetime nor a validator is not stored: it could never be
+/// - when the origin cannot answer (a connection failure, a time-out, or a 500, 502, 503 or 504),
+///   a stored response is returned instead of the error within its `stale-if-error` window, or
+///   within ``HTTPCachePolicy/staleIfError`` when the response neither sets nor forbids one; the
+///   error goes to the `reporting` closure;
+/// - `no-cache` stores the response but revalidates it before every use; `no-store`, in the
+///   response or in the source's request headers, never stores it (and removes any earlier one);
+/// - a response with `Vary` is stored once per combination of the named request headers' values,
+///   and answers only a request whose headers have the same values; `Vary: *` is never stored;
+/// - a response with neither a freshness lifetime nor a validator is not stored: it could never be
 ///   used without downloading it again.
 ///
-/// Failures are the source's and are never stored; a stored answer is not served when the
-/// server cannot be reached. A storage that cannot be read or written never fails a request: the
-/// error goes to the `reporting` closure and the request goes to the network. Like HTTP's own
-/// private caches, it keys answers by URL alone and ignores `Vary`.
+/// The ``policy`` says whether the storage serves one user or many; a shared cache, the default,
+/// stores neither `private` responses nor responses to requests with credentials that do not say
+/// they may be shared (see ``HTTPCachePolicy/Sharing-swift.enum/shared``).
 ///
-/// Concurrent requests for one URL each ask the server; put `AsyncProvider.coordinated()`
-/// after it to share one. Any task may use it.
+/// Failures are the source's and are never stored, and neither is a partial body. A storage that
+/// cannot be read or written never fails a request: the error goes to the `reporting` closure
+/// and the request goes to the network. Concurrent requests for one URL each ask the server; put
+/// `AsyncProvider.coordinated()` after it to share one. Any task may use it.
 public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == URL, Records.Value == HTTPCacheRecord {
     /// Requests are identified by their URL.
     public typealias ID = URL
@@ -32,32 +43,66 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
 
     /// The source that makes the requests.
     public let source: HTTPSource
-    /// The storage of answers, one per URL.
+    /// The storage of responses: one per URL, or one per variant and a list of them per URL.
     public let records: Records
+    /// Whether the stored responses serve one user or many, and how stale they may be served
+    /// on error.
+    public let policy: HTTPCachePolicy
     private let clock: any StorageClock
     private let report: @Sendable (StorageError) -> Void
+    private let request: RequestFacts
+    private let revalidations = LockedState([URL: Task<Void, Never>]())
 
     init(
         source: HTTPSource,
         records: Records,
+        policy: HTTPCachePolicy,
         clock: any StorageClock,
         report: @escaping @Sendable (StorageError) -> Void
     ) {
         self.source = source
         self.records = records
+        self.policy = policy
         self.clock = clock
         self.report = report
+        self.request = RequestFacts(headers: source.headers)
     }
 
-    /// Returns the body at `url`, from the storage when the server's caching headers allow it.
+    /// Returns the body at `url`, from the storage when RFC 9111 and the policy allow it.
     ///
     /// - Throws: `StorageError` from the source, as ``HTTPSource`` lists; never a
     ///   storage's error.
     public func value(for url: URL) async throws(StorageError) -> Data {
-        let stored = await storedRecord(for: url)
-        if let stored, stored.isFresh(at: clock.now()) {
-            return stored.body
+        let key = Self.storageKey(for: url)
+        let found = await lookUp(key)
+        if let stored = found.stored, !request.directives.noCache {
+            let now = clock.now()
+            if stored.record.isFresh(at: now) {
+                return stored.record.body
+            }
+            if stored.record.mayServeWhileRevalidating(at: now) {
+                revalidateInBackground(url, key: key, found: found)
+                return stored.record.body
+            }
         }
+        return try await fetch(url, key: key, found: found)
+    }
+
+    /// Gives up every background revalidation under way; the stored responses are kept.
+    public func cancelRevalidations() {
+        for task in revalidations.withLock({ Array($0.values) }) { task.cancel() }
+    }
+
+    /// Waits until every background revalidation started so far has finished.
+    public func waitForRevalidations() async {
+        while let task = revalidations.withLock({ $0.values.first }) {
+            await task.value
+        }
+    }
+
+    /// Asks the server, conditionally when a record was found, and stores what it answers.
+    private func fetch(_ url: URL, key: URL, found: Lookup) async throws(StorageError) -> Data {
+        let stored = found.stored?.record
         var conditions = HTTPHeaders()
         if let stored {
             if let entityTag = stored.entityTag {
@@ -67,27 +112,108 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
                 conditions.add(name: "If-Modified-Since", value: lastModified)
             }
         }
-        let response = try await source.response(for: url, conditions: conditions)
-        let received = clock.now()
-        if response.status == 304, let stored {
-            await keep(stored.revalidated(with: response.headers, at: received), for: url, replacing: true)
-            return stored.body
+        let response: HTTPSourceResponse
+        do {
+            response = try await source.response(for: url, conditions: conditions)
+        } catch {
+            if let stored, Self.isOriginFailure(error),
+                stored.mayServeOnError(at: clock.now(), allowance: policy.staleIfError, shared: policy.isShared)
+            {
+                report(error)
+                return stored.body
+            }
+            throw error
         }
-        await keep(
-            HTTPCacheRecord(body: response.body, headers: response.headers, received: received),
-            for: url,
-            replacing: stored != nil
+        let received = clock.now()
+        if response.status == 304, let found = found.stored {
+            let record = found.record.revalidated(with: response.headers, at: received, shared: policy.isShared)
+            await set(record, forKey: found.key)
+            return found.record.body
+        }
+        let record = HTTPCacheRecord(
+            body: response.body,
+            headers: response.headers,
+            received: received,
+            shared: policy.isShared
         )
+        await keep(record, at: key, found: found)
         return response.body
     }
 
-    private func storedRecord(for url: URL) async -> HTTPCacheRecord? {
+    /// Finds the record that answers this cache's requests for `key`: the one stored under it,
+    /// or, when that lists variants, the variant whose selecting headers match the request's.
+    private func lookUp(_ key: URL) async -> Lookup {
+        guard let primary = await record(forKey: key) else { return Lookup(primary: nil, stored: nil) }
+        guard primary.listsVariants else {
+            return Lookup(primary: primary, stored: (primary, key))
+        }
+        let selecting = request.selectingHeaders(for: primary.vary)
+        let variantKey = Self.variantKey(key, names: primary.vary, selecting: selecting)
+        // A digest collision, however unlikely, must not serve another request's variant.
+        guard let variant = await record(forKey: variantKey), variant.selectingHeaders == selecting,
+            variant.vary == primary.vary
+        else {
+            return Lookup(primary: primary, stored: nil)
+        }
+        return Lookup(primary: primary, stored: (variant, variantKey))
+    }
+
+    /// Stores `record` under its URL or its variant's key when RFC 9111 and the policy allow it
+    /// and it is useful; otherwise removes the record it replaces.
+    private func keep(_ record: HTTPCacheRecord, at key: URL, found: Lookup) async {
+        guard mayStore(record) else {
+            if let stored = found.stored { await remove(forKey: stored.key) }
+            return
+        }
+        guard !record.vary.isEmpty else {
+            await set(record, forKey: key)
+            return
+        }
+        var variant = record
+        variant.selectingHeaders = request.selectingHeaders(for: record.vary)
+        await set(variant, forKey: Self.variantKey(key, names: record.vary, selecting: variant.selectingHeaders))
+        if !(found.primary?.listsVariants == true && found.primary?.vary == record.vary) {
+            await set(.variantList(varyingBy: record.vary, received: record.received), forKey: key)
+        }
+    }
+
+    /// Whether RFC 9111 (sections 3, 3.5 and 4.1) and the policy allow storing `record`, and it
+    /// is useful.
+    private func mayStore(_ record: HTTPCacheRecord) -> Bool {
+        let directives = record.directives
+        if directives.noStore || request.directives.noStore || record.variesUnpredictably { return false }
+        if policy.isShared {
+            if directives.isPrivate { return false }
+            if request.carriesCredentials,
+                !(directives.isPublic || directives.mustRevalidate || directives.sharedMaximumAge != nil)
+            {
+                return false
+            }
+        }
+        return record.isUseful
+    }
+
+    private func revalidateInBackground(_ url: URL, key: URL, found: Lookup) {
+        revalidations.withLock { running in
+            guard running[key] == nil else { return }
+            running[key] = Task { [self] in
+                do throws(StorageError) {
+                    _ = try await fetch(url, key: key, found: found)
+                } catch {
+                    report(error)
+                }
+                _ = revalidations.withLock { $0.removeValue(forKey: key) }
+            }
+        }
+    }
+
+    private func record(forKey key: URL) async -> HTTPCacheRecord? {
         do {
             // A storage in memory answers without suspending.
-            switch try records.immediateValue(forKey: url) {
+            switch try records.immediateValue(forKey: key) {
             case .found(let record): return record
             case .absent: return nil
-            case .unavailable: return try await records.value(forKey: url)
+            case .unavailable: return try await records.value(forKey: key)
             }
         } catch {
             report(error)
@@ -95,23 +221,103 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
         }
     }
 
-    /// Stores `record` when it is worth storing; otherwise removes the one it replaces.
-    private func keep(_ record: HTTPCacheRecord, for url: URL, replacing: Bool) async {
+    private func set(_ record: HTTPCacheRecord, forKey key: URL) async {
         do {
-            if record.isWorthStoring {
-                try await records.set(record, forKey: url)
-            } else if replacing {
-                try await records.removeValue(forKey: url)
-            }
+            try await records.set(record, forKey: key)
         } catch {
             report(error)
         }
     }
+
+    private func remove(forKey key: URL) async {
+        do {
+            try await records.removeValue(forKey: key)
+        } catch {
+            report(error)
+        }
+    }
+
+    /// Whether `error` says the origin could not answer, so that a stale response may stand in
+    /// (RFC 5861, section 4): a transport failure, a time-out, or a 500, 502, 503 or 504.
+    private static func isOriginFailure(_ error: StorageError) -> Bool {
+        switch error.code {
+        case .timedOut: return true
+        case .sourceFailed:
+            guard let status = (error.underlying as? HTTPStatusError)?.status else {
+                return !(error.underlying is HTTPRedirectError)
+            }
+            return [500, 502, 503, 504].contains(status)
+        default: return false
+        }
+    }
+
+    /// The key a URL's responses are stored under: the URL without its fragment, which is never
+    /// sent to the server.
+    static func storageKey(for url: URL) -> URL {
+        guard url.fragment != nil, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            return url
+        }
+        components.fragment = nil
+        return components.url ?? url
+    }
+
+    /// The key of the variant of `key`'s response selected by `selecting`: the URL with a fragment
+    /// naming a SHA-256 digest of the selecting headers, so every variant has a key of bounded
+    /// length that no request URL (fragments are removed) can name.
+    static func variantKey(_ key: URL, names: [String], selecting: [String: String]) -> URL {
+        var text = ""
+        for name in names {
+            text += name
+            if let value = selecting[name] {
+                text += "+" + value
+            } else {
+                text += "-"
+            }
+            text += "\n"
+        }
+        let digest = SHA256.hexadecimal(SHA256.hash(text.utf8), byteCount: 16)
+        return URL(string: key.absoluteString + "#strata-variant-" + digest) ?? key
+    }
+
+    /// What the lookup found: the record under the URL's key, and the record that answers this
+    /// request with the key it is stored under.
+    private struct Lookup: Sendable {
+        var primary: HTTPCacheRecord?
+        var stored: (record: HTTPCacheRecord, key: URL)?
+    }
+}
+
+/// What the cache needs to know of the source's request headers, read once.
+private struct RequestFacts: Sendable {
+    let headers: HTTPHeaders
+    /// The request's own `Cache-Control`: `no-store` and `no-cache` apply.
+    let directives: CacheDirectives
+    /// Whether the request carries `Authorization` or a `Cookie`.
+    let carriesCredentials: Bool
+
+    init(headers: HTTPHeaders) {
+        self.headers = headers
+        directives = CacheDirectives(headers.joined("cache-control"))
+        carriesCredentials = headers.contains(name: "authorization") || headers.contains(name: "cookie")
+    }
+
+    /// The values of the request headers `names` (lowercased), each header's lines trimmed and
+    /// joined with commas; an absent header has no entry.
+    func selectingHeaders(for names: [String]) -> [String: String] {
+        var values: [String: String] = [:]
+        for name in names {
+            let lines = headers[name]
+            if !lines.isEmpty {
+                values[name] = lines.map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+            }
+        }
+        return values
+    }
 }
 
 extension HTTPSource {
-    /// Returns a provider that keeps answers in `records` with their `ETag` and `Last-Modified`,
-    /// revalidates them with conditional requests, and honours `Cache-Control`.
+    /// Returns a provider that keeps responses in `records` with their `ETag` and `Last-Modified`,
+    /// revalidates them with conditional requests, and follows RFC 9111 as `policy` says.
     ///
     /// ```swift
     /// let records = try DiskStorage(url: folder).json(HTTPCacheRecord.self)
@@ -119,14 +325,19 @@ extension HTTPSource {
     /// ```
     ///
     /// - Parameters:
-    ///   - records: Holds one record per URL.
+    ///   - records: Holds one record per URL, and one per variant of a response with `Vary`.
+    ///   - policy: Whether the records serve several users (``HTTPCachePolicy/shared``, the
+    ///     default) or one (``HTTPCachePolicy/private``), and how stale they may be served when
+    ///     the origin fails.
     ///   - clock: Tells the time that freshness is measured against; inject a
     ///     `ManualClock` in tests.
-    ///   - report: Told of storage errors, none of which fails a request.
-    ///   - logger: Logs each storage error once at `.warning`, with the storage and the reason;
+    ///   - report: Told of storage errors and of origin failures answered with a stale response,
+    ///     none of which fails a request, and of failed background revalidations.
+    ///   - logger: Logs each reported error once at `.warning`, with the storage and the reason;
     ///     the URL only at `.debug`. `nil`, the default, logs nothing.
     public func cache<Records: Storage<URL, HTTPCacheRecord>>(
         in records: Records,
+        policy: HTTPCachePolicy = .shared,
         clock: any StorageClock = SystemClock(),
         reporting report: @escaping @Sendable (StorageError) -> Void = { _ in },
         logger: Logger? = nil
@@ -134,16 +345,18 @@ extension HTTPSource {
         HTTPCache(
             source: self,
             records: records,
+            policy: policy,
             clock: clock,
             report: loggingReports(report, to: logger, as: "HTTPCache")
         )
     }
 
-    /// Returns a provider that keeps answers in `records`, a storage keyed by strings (such as
+    /// Returns a provider that keeps responses in `records`, a storage keyed by strings (such as
     /// `DiskStorage`), under each URL's `absoluteString`; see
-    /// ``cache(in:clock:reporting:logger:)->HTTPCache<Records>``.
+    /// ``cache(in:policy:clock:reporting:logger:)->HTTPCache<Records>``.
     public func cache<Records: Storage<String, HTTPCacheRecord>>(
         in records: Records,
+        policy: HTTPCachePolicy = .shared,
         clock: any StorageClock = SystemClock(),
         reporting report: @escaping @Sendable (StorageError) -> Void = { _ in },
         logger: Logger? = nil
@@ -151,6 +364,7 @@ extension HTTPSource {
         HTTPCache(
             source: self,
             records: records.mapKeys { (url: URL) in url.absoluteString },
+            policy: policy,
             clock: clock,
             report: loggingReports(report, to: logger, as: "HTTPCache")
         )

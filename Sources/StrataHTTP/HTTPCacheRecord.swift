@@ -1,8 +1,10 @@
 public import Foundation
 import NIOHTTP1
+import Strata
 
-/// A stored HTTP answer: its body, the validators to revalidate it with, and how long it stays
-/// fresh. ``HTTPCache`` keeps one per URL in any Strata storage.
+/// A stored HTTP response: its body, the validators to revalidate it with, how long it stays
+/// fresh, and, for a response that varies, which request it answered. ``HTTPCache`` keeps one
+/// per URL, or one per variant when the response has `Vary`.
 ///
 /// It is `Codable`, so any storage of bytes can hold it through a codec, as in
 /// `DiskStorage(...).json(HTTPCacheRecord.self)`. Any task may use it.
@@ -17,11 +19,20 @@ public struct HTTPCacheRecord: Codable, Sendable, Equatable {
     public var cacheControl: String?
     /// The `Expires` date the server sent, used only when `Cache-Control` has no `max-age`.
     public var expires: String?
-    /// When the answer (or the 304 that last revalidated it) was received.
+    /// When the response (or the 304 that last revalidated it) was received.
     public var received: Date
     /// Until when it may be used without asking the server, or `nil` when it must be revalidated
     /// before every use (`no-cache`, or neither `max-age` nor `Expires`).
     public var freshUntil: Date?
+    /// The request header names the response's `Vary` listed, lowercased; empty when the response
+    /// does not vary.
+    public var vary: [String]
+    /// The values the request's `vary` headers had, by lowercased name (an absent header has no
+    /// entry): the record answers only a request whose headers have the same values.
+    public var selectingHeaders: [String: String]
+    /// Whether the record holds no response but says that the responses at its URL vary by the
+    /// request headers ``vary`` names; each variant is a record of its own, under a key of its own.
+    public var listsVariants: Bool
 
     /// Creates a record.
     public init(
@@ -31,7 +42,10 @@ public struct HTTPCacheRecord: Codable, Sendable, Equatable {
         cacheControl: String? = nil,
         expires: String? = nil,
         received: Date,
-        freshUntil: Date? = nil
+        freshUntil: Date? = nil,
+        vary: [String] = [],
+        selectingHeaders: [String: String] = [:],
+        listsVariants: Bool = false
     ) {
         self.body = body
         self.entityTag = entityTag
@@ -40,6 +54,25 @@ public struct HTTPCacheRecord: Codable, Sendable, Equatable {
         self.expires = expires
         self.received = received
         self.freshUntil = freshUntil
+        self.vary = vary
+        self.selectingHeaders = selectingHeaders
+        self.listsVariants = listsVariants
+    }
+
+    /// Reads a record; one written before records knew about `Vary` reads as a response that does
+    /// not vary.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        body = try container.decode(Data.self, forKey: .body)
+        entityTag = try container.decodeIfPresent(String.self, forKey: .entityTag)
+        lastModified = try container.decodeIfPresent(String.self, forKey: .lastModified)
+        cacheControl = try container.decodeIfPresent(String.self, forKey: .cacheControl)
+        expires = try container.decodeIfPresent(String.self, forKey: .expires)
+        received = try container.decode(Date.self, forKey: .received)
+        freshUntil = try container.decodeIfPresent(Date.self, forKey: .freshUntil)
+        vary = try container.decodeIfPresent([String].self, forKey: .vary) ?? []
+        selectingHeaders = try container.decodeIfPresent([String: String].self, forKey: .selectingHeaders) ?? [:]
+        listsVariants = try container.decodeIfPresent(Bool.self, forKey: .listsVariants) ?? false
     }
 
     /// Returns whether the record may be used at `date` without asking the server.
@@ -56,51 +89,95 @@ public struct HTTPCacheRecord: Codable, Sendable, Equatable {
 }
 
 extension HTTPCacheRecord {
-    /// Makes the record of a 2xx answer received at `received`.
-    init(body: Data, headers: HTTPHeaders, received: Date) {
+    /// Makes the record of a 2xx response received at `received`, its freshness as a shared or a
+    /// private cache reads it.
+    init(body: Data, headers: HTTPHeaders, received: Date, shared: Bool) {
         self.init(
             body: body,
             entityTag: headers.joined("etag"),
             lastModified: headers.joined("last-modified"),
             cacheControl: headers.joined("cache-control"),
             expires: headers.joined("expires"),
-            received: received
+            received: received,
+            vary: Self.fieldNames(headers.joined("vary"))
         )
-        freshUntil = freshness(date: headers.joined("date"), age: headers.joined("age"))
+        freshUntil = freshness(date: headers.joined("date"), age: headers.joined("age"), shared: shared)
+    }
+
+    /// The record that says the responses at a URL vary by `names`.
+    static func variantList(varyingBy names: [String], received: Date) -> HTTPCacheRecord {
+        HTTPCacheRecord(body: Data(), received: received, vary: names, listsVariants: true)
     }
 
     /// Returns the record updated by a 304 received at `received`: the 304's validators and
     /// caching headers replace the stored ones it carries (RFC 9111, section 4.3.4); the body stays.
-    func revalidated(with headers: HTTPHeaders, at received: Date) -> HTTPCacheRecord {
+    func revalidated(with headers: HTTPHeaders, at received: Date, shared: Bool) -> HTTPCacheRecord {
         var record = self
         record.entityTag = headers.joined("etag") ?? entityTag
         record.lastModified = headers.joined("last-modified") ?? lastModified
         record.cacheControl = headers.joined("cache-control") ?? cacheControl
         record.expires = headers.joined("expires") ?? expires
         record.received = received
-        record.freshUntil = record.freshness(date: headers.joined("date"), age: headers.joined("age"))
+        record.freshUntil = record.freshness(date: headers.joined("date"), age: headers.joined("age"), shared: shared)
         return record
-    }
-
-    /// Whether storing the record is allowed and useful: not `no-store`, and either fresh for a
-    /// while or revalidatable.
-    var isWorthStoring: Bool {
-        if directives.noStore { return false }
-        return canRevalidate || isFresh(at: received)
     }
 
     var directives: CacheDirectives {
         CacheDirectives(cacheControl)
     }
 
-    /// The end of the freshness lifetime (RFC 9111, section 4.2): `max-age`, else `Expires` minus
-    /// the answer's `Date`, less the `Age` the answer already had; `nil` with `no-cache`.
-    private func freshness(date: String?, age: String?) -> Date? {
+    /// Whether `Vary: *` says that no stored response can ever be reused (RFC 9111, section 4.1).
+    var variesUnpredictably: Bool {
+        vary.contains("*")
+    }
+
+    /// Whether the record is fresh for a while or can be revalidated: otherwise it could never be
+    /// used without downloading it again.
+    var isUseful: Bool {
+        canRevalidate || isFresh(at: received)
+    }
+
+    /// Whether the response forbids serving it stale unless it says otherwise itself
+    /// (RFC 9111, sections 4.2.4, 5.2.2.2, 5.2.2.8 and 5.2.2.10).
+    func forbidsStale(shared: Bool) -> Bool {
+        let directives = directives
+        return directives.mustRevalidate || directives.noCache
+            || (shared && (directives.proxyRevalidate || directives.sharedMaximumAge != nil))
+    }
+
+    /// Whether the stale record may be served at `date` while it is revalidated in the background:
+    /// its `stale-while-revalidate` window (RFC 5861, section 3) has not passed.
+    func mayServeWhileRevalidating(at date: Date) -> Bool {
+        guard let freshUntil, !directives.noCache, let window = directives.staleWhileRevalidate else { return false }
+        return date < freshUntil.addingTimeInterval(TimeInterval(window))
+    }
+
+    /// Whether the record may be served at `date` instead of an origin failure: within the
+    /// response's own `stale-if-error` window (RFC 5861, section 4), or else within `allowance`
+    /// when the response does not forbid serving stale.
+    func mayServeOnError(at date: Date, allowance: Duration?, shared: Bool) -> Bool {
+        let window: TimeInterval
+        if let seconds = directives.staleIfError {
+            window = TimeInterval(seconds)
+        } else if let allowance, !forbidsStale(shared: shared) {
+            window = allowance.timeInterval
+        } else {
+            return false
+        }
+        return date < (freshUntil ?? received).addingTimeInterval(window)
+    }
+
+    /// The end of the freshness lifetime (RFC 9111, section 4.2): `s-maxage` in a shared cache,
+    /// else `max-age`, else `Expires` minus the response's `Date`, less the `Age` the response
+    /// already had; `nil` with `no-cache`.
+    private func freshness(date: String?, age: String?, shared: Bool) -> Date? {
         let directives = directives
         if directives.noCache { return nil }
-        let initialAge = TimeInterval(age.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0)
+        let initialAge = TimeInterval(age.map { CacheDirectives.seconds($0.trimmingCharacters(in: .whitespaces)) } ?? 0)
         let lifetime: TimeInterval
-        if let maximumAge = directives.maximumAge {
+        if shared, let sharedMaximumAge = directives.sharedMaximumAge {
+            lifetime = TimeInterval(sharedMaximumAge)
+        } else if let maximumAge = directives.maximumAge {
             lifetime = TimeInterval(maximumAge)
         } else if let expires {
             // An invalid date, such as "0", means already expired.
@@ -110,7 +187,18 @@ extension HTTPCacheRecord {
         } else {
             return nil
         }
-        return received.addingTimeInterval(max(lifetime - max(initialAge, 0), 0))
+        return received.addingTimeInterval(max(lifetime - initialAge, 0))
+    }
+
+    /// The lowercased field names in a `Vary` value, without repeats, in their first order.
+    static func fieldNames(_ text: String?) -> [String] {
+        guard let text else { return [] }
+        var names: [String] = []
+        for piece in CacheDirectives.split(text) {
+            let name = piece.trimmingCharacters(in: .whitespaces).lowercased()
+            if !names.contains(name) { names.append(name) }
+        }
+        return names
     }
 }
 

@@ -41,7 +41,7 @@ import Musl
 /// The source never shuts its client down. `HTTPClient.shared` needs no shutting down; a client
 /// you create is yours: call `try await client.shutdown()` once the last request has finished.
 ///
-/// The source keeps nothing between requests: ``cache(in:clock:reporting:logger:)->HTTPCache<Records>``
+/// The source keeps nothing between requests: ``cache(in:policy:clock:reporting:logger:)->HTTPCache<Records>``
 /// adds conditional requests; finish the chain with `coordinated()` so concurrent requests for one
 /// URL share one download. Any task may use it.
 public struct HTTPSource: AsyncProvider {
@@ -197,6 +197,15 @@ public struct HTTPSource: AsyncProvider {
                     storage: name,
                     message: "the HTTP client was shut down",
                     underlying: error
+                )
+            }
+            if error == .redirectCycleDetected || error == .redirectLimitReached {
+                return StorageError(
+                    .sourceFailed,
+                    key: url,
+                    storage: name,
+                    message: Self.explain(error),
+                    underlying: HTTPRedirectError(url: url, clientError: error)
                 )
             }
             return StorageError(.sourceFailed, key: url, storage: name, message: Self.explain(error), underlying: error)

@@ -1,5 +1,6 @@
 public import Foundation
 public import NIOHTTP1
+public import Strata
 
 /// A server's answer that was not a success: the underlying error of the
 /// `StorageError.Code.sourceFailed` that ``HTTPSource`` throws for a status outside 2xx.
@@ -27,5 +28,26 @@ public struct HTTPStatusError: Error, Sendable, Equatable, CustomStringConvertib
     /// One line for a person.
     public var description: String {
         "HTTP \(status) \(reasonPhrase) for \(url.absoluteString)"
+    }
+}
+
+extension HTTPStatusError: RetryAdvice {
+    /// Whether asking again may get a different answer: a 5xx, 408 (Request Timeout) or 429 (Too
+    /// Many Requests); never any other 4xx.
+    public var isTransient: Bool {
+        status >= 500 || status == 408 || status == 429
+    }
+
+    /// The wait the server asked for in `Retry-After` (RFC 9110, section 10.2.3), as seconds or
+    /// as a date measured from now; `nil` when it said nothing readable.
+    public var retryAfter: Duration? {
+        guard let text = headers.first(name: "retry-after")?.trimmingCharacters(in: .whitespaces) else {
+            return nil
+        }
+        if !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
+            return .seconds(CacheDirectives.seconds(text))
+        }
+        guard let date = parseHTTPDate(text) else { return nil }
+        return .seconds(max(date.timeIntervalSinceNow, 0))
     }
 }

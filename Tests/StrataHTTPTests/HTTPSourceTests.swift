@@ -277,7 +277,8 @@ import Testing
         }
 
         #expect(error?.code == .sourceFailed)
-        #expect(error?.underlying is HTTPClientError)
+        #expect((error?.underlying as? HTTPRedirectError)?.clientError == .redirectCycleDetected)
+        #expect(error?.isTransient == false)
     }
 
     @Test func theSourceSendsItsHeadersWithEveryRequest() async throws {

@@ -166,16 +166,7 @@ public final class DiskStorage: Sendable {
 
     /// The hexadecimal digest naming `key`'s file: 32 characters, 128 bits.
     func digest(of key: String) -> String {
-        let bytes = options.keyDigest?(key) ?? SHA256.hash(key.utf8)
-        return String(unsafeUninitializedCapacity: 32) { characters in
-            let hex: StaticString = "0123456789abcdef"
-            for index in 0..<16 {
-                let byte = index < bytes.count ? bytes[index] : 0
-                characters[2 * index] = hex.utf8Start[Int(byte >> 4)]
-                characters[2 * index + 1] = hex.utf8Start[Int(byte & 0x0f)]
-            }
-            return 32
-        }
+        SHA256.hexadecimal(options.keyDigest?(key) ?? SHA256.hash(key.utf8), byteCount: 16)
     }
 
     /// The digest a value file's relative path (`d/ig/digest` or `d/ig/digest-probe`) names: the

@@ -20,6 +20,20 @@ package struct SHA256 {
         return Array(bytes).withUnsafeBytes { hash($0) }
     }
 
+    /// The first `byteCount` bytes of `digest` as lowercase hexadecimal, `2 * byteCount`
+    /// characters; missing bytes read as zero.
+    package static func hexadecimal(_ digest: [UInt8], byteCount: Int) -> String {
+        String(unsafeUninitializedCapacity: 2 * byteCount) { characters in
+            let hex: StaticString = "0123456789abcdef"
+            for index in 0..<byteCount {
+                let byte = index < digest.count ? digest[index] : 0
+                characters[2 * index] = hex.utf8Start[Int(byte >> 4)]
+                characters[2 * index + 1] = hex.utf8Start[Int(byte & 0x0f)]
+            }
+            return 2 * byteCount
+        }
+    }
+
     /// The 32-byte digest of the bytes in `message`.
     ///
     /// Whole blocks are compressed straight from `message`; the last one or two, padded, from a

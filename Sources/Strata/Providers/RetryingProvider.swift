@@ -33,10 +33,35 @@ public struct Backoff: Sendable, Hashable {
     }
 }
 
+/// An error that knows whether trying again may succeed: ``StorageError/isTransient`` and
+/// ``AsyncProvider/retrying(maxAttempts:backoff:when:)`` ask it when it is a
+/// ``StorageError/underlying`` error, as StrataHTTP's status errors are.
+public protocol RetryAdvice: Error {
+    /// Whether the same request may succeed later: a server error or a rate limit, not a
+    /// missing resource or a refused request.
+    var isTransient: Bool { get }
+    /// How long the source asked to be left alone before the next attempt, if it said.
+    var retryAfter: Duration? { get }
+}
+
+extension StorageError {
+    /// Whether the same operation may succeed if tried again: what the ``underlying`` error says
+    /// when it is a ``RetryAdvice``; otherwise `true` for ``Code/timedOut`` and
+    /// ``Code/sourceFailed`` (a source that could not be reached), `false` for every other code
+    /// (a bad key, a value that does not decode, a full storage, a closed one, cancellation).
+    public var isTransient: Bool {
+        if let advice = underlying as? any RetryAdvice { return advice.isTransient }
+        return code == .timedOut || code == .sourceFailed
+    }
+}
+
 /// A provider that tries its base again after a failure, waiting longer each time.
 ///
 /// Created by ``AsyncProvider/retrying(maxAttempts:backoff:when:)``. Cancellation is never
-/// retried and stops a wait at once. Any task may use it.
+/// retried and stops a wait at once. When the failure's ``StorageError/underlying`` error is a
+/// ``RetryAdvice`` with a ``RetryAdvice/retryAfter`` (an HTTP `Retry-After`), the wait is at least
+/// that long, and a failure that asks for more than ``Backoff/maximum`` is not retried. Any task
+/// may use it.
 public struct RetryingProvider<Base: AsyncProvider>: AsyncProvider {
     /// The type that names a value.
     public typealias ID = Base.ID
@@ -58,8 +83,15 @@ public struct RetryingProvider<Base: AsyncProvider>: AsyncProvider {
                 return try await base.value(for: id)
             } catch {
                 guard attempt < maxAttempts, error.code != .cancelled, shouldRetry(error) else { throw error }
+                var delay = backoff.delay(afterAttempt: attempt, random: Double.random(in: 0..<1))
+                if let asked = (error.underlying as? any RetryAdvice)?.retryAfter {
+                    // A source that asks for a longer wait than the backoff ever waits is not
+                    // asked again within this request.
+                    guard asked <= backoff.maximum else { throw error }
+                    delay = max(delay, asked)
+                }
                 do {
-                    try await Task.sleep(for: backoff.delay(afterAttempt: attempt, random: Double.random(in: 0..<1)))
+                    try await Task.sleep(for: delay)
                 } catch {
                     throw StorageError(
                         .cancelled,
@@ -80,15 +112,14 @@ extension AsyncProvider {
     /// - Parameters:
     ///   - maxAttempts: The most attempts in all, the first included; at least 1.
     ///   - backoff: How long to wait before each retry.
-    ///   - shouldRetry: Which failures to retry; by default every failure except invalid keys,
-    ///     values that do not decode, and cancellation.
+    ///   - shouldRetry: Which failures to retry; by default those that
+    ///     ``StorageError/isTransient`` says may pass (a time-out, a source that could not be
+    ///     reached or answered 5xx, 408 or 429), never cancellation.
     /// - Precondition: `maxAttempts` is at least 1.
     public func retrying(
         maxAttempts: Int = 3,
         backoff: Backoff = .default,
-        when shouldRetry: @escaping @Sendable (StorageError) -> Bool = { error in
-            error.code != .invalidKey && error.code != .decodingFailed
-        }
+        when shouldRetry: @escaping @Sendable (StorageError) -> Bool = { $0.isTransient }
     ) -> RetryingProvider<Self> {
         precondition(maxAttempts >= 1, "maxAttempts must be at least 1, got \(maxAttempts)")
         return RetryingProvider(base: self, maxAttempts: maxAttempts, backoff: backoff, shouldRetry: shouldRetry)

@@ -1,4 +1,5 @@
 import Foundation
+import NIOHTTP1
 import Strata
 import StrataHTTP
 
@@ -29,4 +30,12 @@ func readmeProviderChain(folder: URL, id: ImageID) async throws {
     let png = try await images.value(for: id)
     // README end
     _ = png
+}
+
+func readmePrivateCache(records: some Storage<URL, HTTPCacheRecord>, token: String) -> some AsyncProvider<URL, Data> {
+    // README: http-private-cache
+    let mine = HTTPSource(headers: ["Authorization": "Bearer \(token)"])
+        .cache(in: records, policy: HTTPCachePolicy(sharing: .private, staleIfError: .seconds(86_400)))
+    // README end
+    return mine
 }
