@@ -100,6 +100,7 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 "StrataSQLite",
                 "StrataPostgres",
+                "StrataHTTP",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),

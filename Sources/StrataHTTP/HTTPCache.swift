@@ -216,6 +216,11 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
             case .unavailable: return try await records.value(forKey: key)
             }
         } catch {
+            // A record in another format (JSON from an earlier version) is a miss, replaced by the
+            // next response; only damage is reported.
+            if error.code == .decodingFailed, (error.underlying as? HTTPCacheRecordFormatError)?.isOtherFormat == true {
+                return nil
+            }
             report(error)
             return nil
         }
@@ -320,7 +325,7 @@ extension HTTPSource {
     /// revalidates them with conditional requests, and follows RFC 9111 as `policy` says.
     ///
     /// ```swift
-    /// let records = try DiskStorage(url: folder).json(HTTPCacheRecord.self)
+    /// let records = try DiskStorage(url: folder).httpCacheRecords()
     /// let feeds = HTTPSource().cache(in: records).coordinated()
     /// ```
     ///

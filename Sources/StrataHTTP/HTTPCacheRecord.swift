@@ -6,8 +6,9 @@ import Strata
 /// fresh, and, for a response that varies, which request it answered. ``HTTPCache`` keeps one
 /// per URL, or one per variant when the response has `Vary`.
 ///
-/// It is `Codable`, so any storage of bytes can hold it through a codec, as in
-/// `DiskStorage(...).json(HTTPCacheRecord.self)`. Any task may use it.
+/// Any storage of bytes holds it through ``HTTPCacheRecordCodec``, as in
+/// `DiskStorage(...).httpCacheRecords()`: the body as it is and a small head. It is also
+/// `Codable`, for storages of your own. Any task may use it.
 public struct HTTPCacheRecord: Codable, Sendable, Equatable {
     /// The body.
     public var body: Data

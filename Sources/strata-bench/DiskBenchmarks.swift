@@ -214,7 +214,7 @@ private struct DiskSetWorkload {
 }
 
 /// The baseline: values in files of a sharded layout, written and read with bare system calls.
-private struct RawFiles {
+struct RawFiles {
     static let name = "raw-posix"
 
     let paths: [String]

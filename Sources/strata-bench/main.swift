@@ -21,9 +21,9 @@ if CommandLine.arguments.dropFirst().first == "hitrate" {
 let hasPostgres = !(ProcessInfo.processInfo.environment["STRATA_POSTGRES_URL"] ?? "").isEmpty
 let benchmarks =
     Benchmark.memory + Benchmark.concurrent + Benchmark.policy + Benchmark.disk + Benchmark.provider
-    + Benchmark.observability
+    + Benchmark.http + Benchmark.observability
     + Benchmark.objects + Benchmark.sqlite + (hasPostgres ? Benchmark.postgres : [])
-let goals = Goal.memory + Goal.concurrency + Goal.disk + Goal.provider + Goal.objects + Goal.database
+let goals = Goal.memory + Goal.concurrency + Goal.disk + Goal.provider + Goal.http + Goal.objects + Goal.database
 
 let options: Options
 do {

@@ -1,0 +1,98 @@
+import Foundation
+import Strata
+import StrataHTTP
+
+/// The figures for StrataHTTP's cache: a fresh response answered from a disk store, against
+/// reading a file of the response body's size with bare system calls (`RawFiles`) in the same
+/// rounds. No request reaches a network: every stored response is fresh for ever.
+extension Benchmark {
+    /// Responses stored by `http.cache.hit.64k`.
+    static let httpResponseCount = 256
+    /// Hits per round.
+    static let httpHits = 2_048
+    /// The body size.
+    static let httpBodyByteCount = 64 * 1024
+
+    static var http: [Benchmark] {
+        [httpCacheHit64k]
+    }
+
+    /// `HTTPCache.value(for:)` over `DiskStorage(...).httpCacheRecords()`, awaited one after
+    /// another from one task as a server's handler would. The reference is the same records read
+    /// and decoded synchronously, so the difference is the async hop and the cache's own work.
+    static var httpCacheHit64k: Benchmark {
+        Benchmark(name: "http.cache.hit.64k", baseline: RawFiles.name) {
+            let disk = try DiskStorage(url: try DiskBenchmarkFolder.make("http-hit-64k"))
+            let records = disk.httpCacheRecords()
+            let urls = (0..<httpResponseCount).map { URL(string: "http://bench.invalid/responses/\($0)")! }
+            let body = Data((0..<httpBodyByteCount).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+            try store(body, in: disk, at: urls)
+            let cache = HTTPSource().cache(in: records)
+            let raw = try RawFiles(name: "raw-http-64k", count: httpResponseCount, valueSize: httpBodyByteCount)
+            let probes = DataSet(count: httpResponseCount, valueByteCount: 0).randomIndices(httpHits)
+            return Workloads(
+                operations: probes.count,
+                subject: { try await readThroughCache(cache, urls: urls, probes: probes) },
+                baseline: { try raw.readAll(probes) },
+                reference: ("records read synchronously", { try readSynchronously(disk, urls: urls, probes: probes) })
+            )
+        }
+    }
+
+    /// Stores `body` as a response fresh for ever at each of `urls`; synchronous, as a setup is.
+    private static func store(
+        _ body: Data,
+        in disk: DiskStorage,
+        at urls: [URL]
+    ) throws {
+        for url in urls {
+            let record = HTTPCacheRecord(
+                body: body,
+                entityTag: "\"1\"",
+                cacheControl: "max-age=31536000",
+                received: Date(),
+                freshUntil: .distantFuture
+            )
+            try disk.set(HTTPCacheRecordCodec().encode(record), forKey: url.absoluteString)
+        }
+    }
+
+    private static func readSynchronously(
+        _ disk: DiskStorage,
+        urls: [URL],
+        probes: [Int]
+    ) throws {
+        var sum = 0
+        for index in probes {
+            let record = try disk.value(forKey: urls[index].absoluteString).map(HTTPCacheRecordCodec().decode)
+            sum &+= record?.body.count ?? -1
+        }
+        blackHole(sum)
+    }
+
+    // `@concurrent` for the reason given at `disk.get.1k.async`: the loop runs on the global
+    // executor as a server task would.
+    @concurrent
+    private static func readThroughCache<Records>(
+        _ cache: HTTPCache<Records>,
+        urls: [URL],
+        probes: [Int]
+    ) async throws(StorageError) {
+        var sum = 0
+        for index in probes {
+            sum &+= try await cache.value(for: urls[index]).count
+        }
+        blackHole(sum)
+    }
+}
+
+extension Goal {
+    /// What StrataHTTP's cache aims for, from the issue that asked for it.
+    static var http: [Goal] {
+        [
+            Goal(description: "http.cache.hit.64k ratio <= 1.3") { results in
+                results["http.cache.hit.64k"].map { ($0.ratio <= 1.3, "ratio \(format($0.ratio, 2))") }
+            }
+        ]
+    }
+}
