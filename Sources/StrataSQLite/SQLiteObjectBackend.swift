@@ -21,13 +21,19 @@ import Synchronization
 /// `strata_object_attachments`, index values in `strata_object_index_values`, ordered by an SQLite
 /// index on (index name, value, key). Saving a record decodes it once as `Object` to compute its
 /// index values, and writes the record and its values in one transaction. An index declared for
-/// the first time is filled from the existing records when the file is opened; one no longer
-/// declared is dropped. Keys and values reach SQL only as bound parameters; keys are stored
-/// NFC-normalized, as ``SQLiteStorage`` stores them.
+/// the first time is filled from the existing records when the file is opened.
+///
+/// Several versions of an app may share a file while declaring different indexes. An index this
+/// opener does not declare is someone else's and is kept: a record saved here is listed in
+/// `strata_object_index_pending` for it, and an opener that declares it recomputes those records'
+/// values before it next answers a query on it (and when it opens the file), so every version's
+/// queries stay right. ``dropUndeclaredIndexes()`` removes indexes that no version uses any more.
+/// Keys and values reach SQL only as bound parameters; keys are stored NFC-normalized, as
+/// ``SQLiteStorage`` stores them.
 ///
 /// Reads run concurrently on GRDB's pool of readers and writes are serialized on its writer, off
-/// the calling task's thread. Any task may use it, and several processes may share a file (each
-/// declaring the same indexes).
+/// the calling task's thread. Any task may use it, and several processes may share a file, each
+/// declaring the indexes it uses.
 public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObjectStoreBackend, Sendable {
     /// The database file's path.
     public let path: String
@@ -119,38 +125,110 @@ public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObj
                 ) WITHOUT ROWID;
                 CREATE INDEX IF NOT EXISTS strata_object_index_order
                     ON strata_object_index_values (name, value, key);
+                CREATE TABLE IF NOT EXISTS strata_object_index_pending (
+                    name TEXT NOT NULL,
+                    key BLOB NOT NULL,
+                    PRIMARY KEY (name, key)
+                ) WITHOUT ROWID;
                 """
         )
     }
 
-    /// Fills the indexes new to the file and drops those no longer declared.
+    /// Fills the indexes new to the file and catches up the declared ones on records that
+    /// openers not declaring them saved; keeps every index it does not declare.
     private static func prepareIndexes(_ db: Database, _ indexes: [ObjectIndex<Object>]) throws {
         let existing = Set(try String.fetchAll(db, sql: "SELECT name FROM strata_object_indexes"))
-        let declared = Set(indexes.map(\.name))
-        for name in existing.subtracting(declared) {
-            try db.execute(sql: "DELETE FROM strata_object_index_values WHERE name = ?", arguments: [name])
-            try db.execute(sql: "DELETE FROM strata_object_indexes WHERE name = ?", arguments: [name])
-        }
         let new = indexes.filter { !existing.contains($0.name) }
-        guard !new.isEmpty else { return }
+        if !new.isEmpty {
+            let insert = try db.cachedStatement(
+                sql: "INSERT OR REPLACE INTO strata_object_index_values (name, key, value) VALUES (?, ?, ?)"
+            )
+            let rows = try Row.fetchCursor(db, sql: "SELECT key, data FROM strata_objects")
+            let decoder = JSONDecoder()
+            while let row = try rows.next() {
+                guard case .blob(let data) = (row[1] as DatabaseValue).storage,
+                    let object = try? decoder.decode(Object.self, from: data)
+                else { continue }
+                let key: Data = row[0]
+                for index in new {
+                    if let value = index.value(of: object) {
+                        try insert.execute(arguments: [index.name, key, value.databaseValue])
+                    }
+                }
+            }
+            for index in new {
+                try db.execute(sql: "INSERT INTO strata_object_indexes (name) VALUES (?)", arguments: [index.name])
+                try db.execute(sql: "DELETE FROM strata_object_index_pending WHERE name = ?", arguments: [index.name])
+            }
+        }
+        for index in indexes where existing.contains(index.name) {
+            try catchUp(db, index)
+        }
+    }
+
+    /// Recomputes `index`'s values of the records that an opener not declaring it saved or
+    /// removed since it was last caught up.
+    private static func catchUp(_ db: Database, _ index: ObjectIndex<Object>) throws {
+        let pending = try Data.fetchAll(
+            db.cachedStatement(sql: "SELECT key FROM strata_object_index_pending WHERE name = ?"),
+            arguments: [index.name]
+        )
+        guard !pending.isEmpty else { return }
+        let decoder = JSONDecoder()
+        let read = try db.cachedStatement(sql: "SELECT data FROM strata_objects WHERE key = ?")
+        let remove = try db.cachedStatement(sql: "DELETE FROM strata_object_index_values WHERE name = ? AND key = ?")
         let insert = try db.cachedStatement(
             sql: "INSERT OR REPLACE INTO strata_object_index_values (name, key, value) VALUES (?, ?, ?)"
         )
-        let rows = try Row.fetchCursor(db, sql: "SELECT key, data FROM strata_objects")
-        let decoder = JSONDecoder()
-        while let row = try rows.next() {
-            guard case .blob(let data) = (row[1] as DatabaseValue).storage,
-                let object = try? decoder.decode(Object.self, from: data)
-            else { continue }
-            let key: Data = row[0]
-            for index in new {
-                if let value = index.value(of: object) {
-                    try insert.execute(arguments: [index.name, key, value.databaseValue])
-                }
+        for key in pending {
+            try remove.execute(arguments: [index.name, key])
+            if let data = try Data.fetchOne(read, arguments: [key]),
+                let object = try? decoder.decode(Object.self, from: data),
+                let value = index.value(of: object)
+            {
+                try insert.execute(arguments: [index.name, key, value.databaseValue])
             }
         }
-        for index in new {
-            try db.execute(sql: "INSERT INTO strata_object_indexes (name) VALUES (?)", arguments: [index.name])
+        try db.execute(sql: "DELETE FROM strata_object_index_pending WHERE name = ?", arguments: [index.name])
+    }
+
+    /// Lists `storedKey` as pending for every index in the file that this opener does not declare,
+    /// after a save or a removal changed the record those indexes were computed from.
+    private func markPendingForUndeclaredIndexes(_ db: Database, _ storedKey: Data) throws {
+        try db.cachedStatement(sql: undeclaredPendingSQL).execute(
+            arguments: [storedKey] + StatementArguments(indexNames)
+        )
+    }
+
+    /// Adds a key to the pending list of every index not among this opener's.
+    private var undeclaredPendingSQL: String {
+        let placeholders = Array(repeating: "?", count: indexes.count).joined(separator: ", ")
+        return """
+            INSERT OR IGNORE INTO strata_object_index_pending (name, key)
+            SELECT name, ?1 FROM strata_object_indexes WHERE name NOT IN (\(placeholders))
+            """
+    }
+
+    /// Removes the indexes, and their values, that this opener does not declare: call it once no
+    /// version of the app that declares them opens the file any more.
+    ///
+    /// - Returns: The names of the indexes removed.
+    @discardableResult
+    public func dropUndeclaredIndexes() async throws(StorageError) -> [String] {
+        let declared = Set(indexNames)
+        do {
+            return try await pool.write { db in
+                let undeclared = try String.fetchAll(db, sql: "SELECT name FROM strata_object_indexes")
+                    .filter { !declared.contains($0) }
+                for name in undeclared {
+                    try db.execute(sql: "DELETE FROM strata_object_index_values WHERE name = ?", arguments: [name])
+                    try db.execute(sql: "DELETE FROM strata_object_index_pending WHERE name = ?", arguments: [name])
+                    try db.execute(sql: "DELETE FROM strata_object_indexes WHERE name = ?", arguments: [name])
+                }
+                return undeclared.sorted()
+            }
+        } catch {
+            throw mapError(error, key: nil, "cannot drop the undeclared indexes")
         }
     }
 
@@ -259,6 +337,7 @@ public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObj
                         try insert.execute(arguments: [value.name, storedKey, value.value.databaseValue])
                     }
                 }
+                try self.markPendingForUndeclaredIndexes(db, storedKey)
                 return existed
             }
         } catch {
@@ -278,6 +357,7 @@ public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObj
                     .execute(arguments: [storedKey])
                 try db.cachedStatement(sql: "DELETE FROM strata_object_index_values WHERE key = ?")
                     .execute(arguments: [storedKey])
+                if removed { try self.markPendingForUndeclaredIndexes(db, storedKey) }
                 return removed
             }
         } catch {
@@ -327,7 +407,7 @@ public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObj
     /// - Throws: `StorageError/Code/invalidConfiguration` when no index is named `query.index`,
     ///   `StorageError/Code/io` when SQLite fails.
     public func keys(matching query: IndexQuery) async throws(StorageError) -> [String] {
-        guard indexes.contains(where: { $0.name == query.index }) else {
+        guard let index = indexes.first(where: { $0.name == query.index }) else {
             throw StorageError(
                 .invalidConfiguration,
                 storage: name,
@@ -364,6 +444,17 @@ public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObj
         let finalSQL = sql
         let finalArguments = arguments
         do {
+            // Another opener that does not declare the index saved records since: their values
+            // are recomputed first. A read answers when there are none, as there usually are.
+            let isPending = try await pool.read { db in
+                try Bool.fetchOne(
+                    db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM strata_object_index_pending WHERE name = ?)"),
+                    arguments: [index.name]
+                ) ?? false
+            }
+            if isPending {
+                try await pool.write { db in try Self.catchUp(db, index) }
+            }
             return try await pool.read { db in
                 try Data.fetchAll(db.cachedStatement(sql: finalSQL), arguments: finalArguments)
                     .map { String(decoding: $0, as: UTF8.self) }

@@ -314,6 +314,87 @@ struct Tagged: Codable, Identifiable, Sendable, Hashable {
         #expect(Set(found.map(\.id)) == Set(notes.filter { $0.priority == 5 }.map(\.id)))
     }
 
+    @Test func twoVersionsOfAnAppOnOneFileKeepEachOthersIndexesRight() async throws {
+        let path = folder.path("versions.sqlite")
+        var notes = Self.randomNotes(count: 200)
+        let newer = try SQLiteObjectBackend<CountedNote>(
+            path: path,
+            indexes: [.init("priority", \.priority), .init("title", \.title)]
+        )
+        try await ObjectStore<CountedNote>(backend: newer).save(contentsOf: notes)
+        // An older version opens the same file, knowing only the priority index, and changes
+        // titles, adds notes and deletes some.
+        let older = try SQLiteObjectBackend<CountedNote>(path: path, indexes: [.init("priority", \.priority)])
+        let olderStore = ObjectStore<CountedNote>(backend: older)
+        for index in stride(from: 0, to: 60, by: 3) {
+            notes[index].title = "renamed"
+            notes[index].priority = 9
+            try await olderStore.save(notes[index])
+        }
+        let added = Self.randomNotes(count: 20).map { note in
+            var note = note
+            note.title = "added"
+            return note
+        }
+        try await olderStore.save(contentsOf: added)
+        for note in notes.suffix(10) {
+            try await olderStore.delete(withID: note.id)
+        }
+        notes = Array(notes.dropLast(10)) + added
+        let newerStore = ObjectStore<CountedNote>(backend: newer)
+
+        for query in [
+            IndexQuery("title", .equal("renamed")), IndexQuery("title", .equal("added")), IndexQuery("title", .any),
+            IndexQuery("title", .between("a", "e")),
+        ] {
+            let found = try await newerStore.objects(matching: query)
+            #expect(found.map(\.id) == Self.expected(notes, CountedNote.indexes[1], query), "\(query)")
+        }
+        let urgent = IndexQuery("priority", .equal(9))
+        #expect(
+            try await olderStore.objects(matching: urgent).map(\.id)
+                == Self.expected(notes, CountedNote.indexes[0], urgent)
+        )
+        #expect(
+            try await newerStore.objects(matching: urgent).map(\.id)
+                == Self.expected(notes, CountedNote.indexes[0], urgent)
+        )
+
+        // A new opener of the newer version catches up when it opens; the pending list empties.
+        try await olderStore.save(CountedNote(title: "late", priority: 0))
+        let reopened = try SQLiteObjectBackend<CountedNote>(
+            path: path,
+            indexes: [.init("priority", \.priority), .init("title", \.title)]
+        )
+        let queue = try DatabaseQueue(path: path)
+        defer { try? queue.close() }
+        let pending = try await queue.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM strata_object_index_pending")
+        }
+        #expect(pending == 0)
+        #expect(try await ObjectStore<CountedNote>(backend: reopened).count(indexed: "title", .equal("late")) == 1)
+    }
+
+    @Test func undeclaredIndexesAreDroppedOnlyWhenAsked() async throws {
+        let path = folder.path("drop.sqlite")
+        let notes = Self.randomNotes(count: 50)
+        let newer = try SQLiteObjectBackend<CountedNote>(path: path, indexes: CountedNote.indexes)
+        try await ObjectStore<CountedNote>(backend: newer).save(contentsOf: notes)
+        let older = try SQLiteObjectBackend<CountedNote>(path: path, indexes: [.init("priority", \.priority)])
+
+        #expect(try await older.dropUndeclaredIndexes() == ["rating", "title"])
+        #expect(try await older.dropUndeclaredIndexes() == [])
+
+        // The newer version, opening again, fills the indexes anew from the records.
+        let reopened = ObjectStore<CountedNote>(
+            backend: try SQLiteObjectBackend<CountedNote>(path: path, indexes: CountedNote.indexes)
+        )
+        let query = IndexQuery("title", .any)
+        #expect(
+            try await reopened.objects(matching: query).map(\.id) == Self.expected(notes, CountedNote.indexes[1], query)
+        )
+    }
+
     @Test func indexedQueriesReadTheIndexNotTheRecords() async throws {
         let path = folder.path("plan.sqlite")
         let store = ObjectStore<CountedNote>(
