@@ -28,7 +28,14 @@ public import StrataObjects
 ///
 /// Saving a record decodes it once as `Object` to compute its index values. An index declared for
 /// the first time is filled from the existing records when the backend is created (which decodes
-/// each once); one no longer declared is dropped. Any task may use it.
+/// each once).
+///
+/// Several versions of an app may share the table while declaring different indexes (a rolling
+/// deploy). An index this backend does not declare is someone else's and is kept: a record saved
+/// here is listed in `<table>_index_pending` for it, and a backend that declares it recomputes
+/// those records' values before its next query on it (and when it is created), so every
+/// version's queries stay right. ``dropUndeclaredIndexes()`` removes indexes no version uses any
+/// more. Any task may use it.
 public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedObjectStoreBackend {
     /// The storage whose connections, time limits and lifetime the backend uses.
     public let storage: PostgresStorage
@@ -99,12 +106,28 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
                     "CREATE TABLE IF NOT EXISTS \(unescaped: table)_indexes (name TEXT PRIMARY KEY)",
                     logger: PostgresStorage.logger
                 )
+                try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS \(unescaped: table)_index_pending (
+                        name TEXT NOT NULL,
+                        key BYTEA NOT NULL,
+                        PRIMARY KEY (name, key)
+                    )
+                    """,
+                    logger: PostgresStorage.logger
+                )
                 try await Self.prepareIndexes(indexes, table: table, on: connection)
+            }
+        }
+        // Outside the creation's transaction, so that it holds no lock while it catches up.
+        try await perform("cannot catch up the indexes of \(table)", key: nil) { connection in
+            for index in indexes {
+                try await Self.catchUp(index, table: table, on: connection)
             }
         }
     }
 
-    /// Fills the indexes new to the table from its records and drops those no longer declared.
+    /// Fills the indexes new to the table from its records; keeps every index it does not declare.
     private static func prepareIndexes(
         _ indexes: [ObjectIndex<Object>],
         table: String,
@@ -116,20 +139,6 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
         )
         var existing: Set<String> = []
         for try await name in rows.decode(String.self) { existing.insert(name) }
-        for name in existing.subtracting(indexes.map(\.name)) {
-            try await connection.query(
-                "DROP INDEX IF EXISTS \(unescaped: btreeName(table: table, index: name))",
-                logger: PostgresStorage.logger
-            )
-            try await connection.query(
-                "UPDATE \(unescaped: table) SET indexes = indexes - \(name) WHERE indexes ? \(name)",
-                logger: PostgresStorage.logger
-            )
-            try await connection.query(
-                "DELETE FROM \(unescaped: table)_indexes WHERE name = \(name)",
-                logger: PostgresStorage.logger
-            )
-        }
         for index in indexes where isLiteralIndexName(index.name) {
             let (kind, number, text) = expressions(name: "'\(index.name)'")
             try await connection.query(
@@ -170,6 +179,107 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
                 "INSERT INTO \(unescaped: table)_indexes (name) VALUES (\(index.name)) ON CONFLICT DO NOTHING",
                 logger: PostgresStorage.logger
             )
+            try await connection.query(
+                "DELETE FROM \(unescaped: table)_index_pending WHERE name = \(index.name)",
+                logger: PostgresStorage.logger
+            )
+        }
+    }
+
+    /// Recomputes `index`'s values of the records that backends not declaring it saved since it
+    /// was last caught up.
+    ///
+    /// Each statement runs on its own and locks one row at most, so it cannot deadlock with a
+    /// concurrent save: a pending entry is removed before its record is read, and the value is
+    /// written only if the record is still the one read; if a save came between, the entry is
+    /// listed again and the next catch-up takes it.
+    private static func catchUp(
+        _ index: ObjectIndex<Object>,
+        table: String,
+        on connection: PostgresConnection
+    ) async throws {
+        let pending = try await connection.query(
+            "SELECT key FROM \(unescaped: table)_index_pending WHERE name = \(index.name)",
+            logger: PostgresStorage.logger
+        )
+        var keys: [Data] = []
+        for try await key in pending.decode(Data.self) { keys.append(key) }
+        let decoder = JSONDecoder()
+        for key in keys {
+            try await connection.query(
+                "DELETE FROM \(unescaped: table)_index_pending WHERE name = \(index.name) AND key = \(key)",
+                logger: PostgresStorage.logger
+            )
+            let records = try await connection.query(
+                "SELECT data::text FROM \(unescaped: table) WHERE key = \(key)",
+                logger: PostgresStorage.logger
+            )
+            var text: String?
+            for try await data in records.decode(String.self) { text = data }
+            // A record removed since has no index values left to fix.
+            guard let text else { continue }
+            let value = try (try? decoder.decode(Object.self, from: Data(text.utf8)))
+                .flatMap(index.value(of:))
+                .map {
+                    String(decoding: try JSONEncoder().encode([index.name: JSONIndexValue(value: $0)]), as: UTF8.self)
+                }
+            let updated = try await connection.query(
+                """
+                UPDATE \(unescaped: table) SET indexes = (indexes - \(index.name)) || \(value ?? "{}")::jsonb
+                WHERE key = \(key) AND data = \(text)::jsonb
+                RETURNING 1
+                """,
+                logger: PostgresStorage.logger
+            )
+            var matched = false
+            for try await _ in updated.decode(Int.self) { matched = true }
+            if !matched {
+                try await connection.query(
+                    """
+                    INSERT INTO \(unescaped: table)_index_pending (name, key) VALUES (\(index.name), \(key))
+                    ON CONFLICT DO NOTHING
+                    """,
+                    logger: PostgresStorage.logger
+                )
+            }
+        }
+    }
+
+    /// Removes the indexes, their values and their B-tree indexes that this backend does not
+    /// declare: call it once no version of the app that declares them uses the table any more.
+    ///
+    /// - Returns: The names of the indexes removed.
+    @discardableResult
+    public func dropUndeclaredIndexes() async throws(StorageError) -> [String] {
+        let (table, declared) = (table, indexNames)
+        return try await perform("cannot drop the undeclared indexes", key: nil) { connection in
+            try await connection.withTransaction(logger: PostgresStorage.logger) { connection in
+                let rows = try await connection.query(
+                    "SELECT name FROM \(unescaped: table)_indexes WHERE NOT (name = ANY(\(declared)))",
+                    logger: PostgresStorage.logger
+                )
+                var undeclared: [String] = []
+                for try await name in rows.decode(String.self) { undeclared.append(name) }
+                for name in undeclared {
+                    try await connection.query(
+                        "DROP INDEX IF EXISTS \(unescaped: Self.btreeName(table: table, index: name))",
+                        logger: PostgresStorage.logger
+                    )
+                    try await connection.query(
+                        "UPDATE \(unescaped: table) SET indexes = indexes - \(name) WHERE indexes ? \(name)",
+                        logger: PostgresStorage.logger
+                    )
+                    try await connection.query(
+                        "DELETE FROM \(unescaped: table)_index_pending WHERE name = \(name)",
+                        logger: PostgresStorage.logger
+                    )
+                    try await connection.query(
+                        "DELETE FROM \(unescaped: table)_indexes WHERE name = \(name)",
+                        logger: PostgresStorage.logger
+                    )
+                }
+                return undeclared.sorted()
+            }
         }
     }
 
@@ -215,10 +325,18 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
         let table = table
         let stored = Data(key.utf8)
         let json = String(decoding: record, as: UTF8.self)
+        let declared = indexNames
         return try await perform("cannot write", key: key) { connection in
+            // The values of indexes this backend does not declare are computed by the backends
+            // that do, which the pending list tells.
             let rows = try await connection.query(
                 """
-                WITH old AS (SELECT 1 FROM \(unescaped: table) WHERE key = \(stored))
+                WITH old AS (SELECT 1 FROM \(unescaped: table) WHERE key = \(stored)),
+                pending AS (
+                    INSERT INTO \(unescaped: table)_index_pending (name, key)
+                    SELECT name, \(stored) FROM \(unescaped: table)_indexes WHERE NOT (name = ANY(\(declared)))
+                    ON CONFLICT DO NOTHING
+                )
                 INSERT INTO \(unescaped: table) (key, data, indexes)
                 VALUES (\(stored), \(json)::jsonb, \(indexValues)::jsonb)
                 ON CONFLICT (key) DO UPDATE SET data = excluded.data, indexes = excluded.indexes
@@ -332,7 +450,7 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
     /// - Throws: `StorageError/Code/invalidConfiguration` when no index is named `query.index`,
     ///   or the errors of the storage's operations.
     public func keys(matching query: IndexQuery) async throws(StorageError) -> [String] {
-        guard indexes.contains(where: { $0.name == query.index }) else {
+        guard let index = indexes.first(where: { $0.name == query.index }) else {
             throw StorageError(
                 .invalidConfiguration,
                 storage: name,
@@ -340,7 +458,19 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
             )
         }
         let statement = Self.statement(for: query, table: table)
+        let table = table
         return try await perform("cannot query the index '\(query.index)'", key: nil) { connection in
+            // Another backend that does not declare the index saved records since: their values
+            // are recomputed first.
+            let pending = try await connection.query(
+                "SELECT EXISTS (SELECT 1 FROM \(unescaped: table)_index_pending WHERE name = \(index.name))",
+                logger: PostgresStorage.logger
+            )
+            var isPending = false
+            for try await exists in pending.decode(Bool.self) { isPending = exists }
+            if isPending {
+                try await Self.catchUp(index, table: table, on: connection)
+            }
             let rows = try await connection.query(statement, logger: PostgresStorage.logger)
             var keys: [String] = []
             for try await key in rows.decode(Data.self) {

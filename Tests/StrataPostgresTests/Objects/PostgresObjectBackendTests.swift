@@ -83,6 +83,10 @@ struct TaggedObject: Codable, Identifiable, Sendable, Hashable {
                 "DROP TABLE IF EXISTS \(unescaped: table)_indexes",
                 logger: PostgresStorage.logger
             )
+            try await connection.query(
+                "DROP TABLE IF EXISTS \(unescaped: table)_index_pending",
+                logger: PostgresStorage.logger
+            )
         }
         await PostgresTestServer.dispose(storage)
     }
@@ -262,7 +266,9 @@ struct TaggedObject: Codable, Identifiable, Sendable, Hashable {
 
             let found = try await store.objects(indexed: "priority", .equal(3))
             #expect(Set(found) == Set(notes.filter { $0.priority == 3 }))
-            let dropped = try await backend.storage.perform("read", key: nil) { [table = backend.table] connection in
+            // The title index, which the reopened backend does not declare, is kept for the
+            // backend that does.
+            let kept = try await backend.storage.perform("read", key: nil) { [table = backend.table] connection in
                 let rows = try await connection.query(
                     "SELECT count(*)::bigint FROM \(unescaped: table) WHERE indexes ? 'title'",
                     logger: PostgresStorage.logger
@@ -271,7 +277,62 @@ struct TaggedObject: Codable, Identifiable, Sendable, Hashable {
                 for try await value in rows.decode(Int.self) { count = value }
                 return count
             }
-            #expect(dropped == 0)
+            #expect(kept == notes.count)
+        }
+    }
+
+    @Test func twoVersionsOfAnAppOnOneTableKeepEachOthersIndexesRight() async throws {
+        var notes = (0..<120).map { IndexedNote(title: "n\($0 % 7)", priority: $0 % 5) }
+        try await withBackend(IndexedNote.self, indexes: [.init("priority", \.priority), .init("title", \.title)]) {
+            newer in
+            try await ObjectStore<IndexedNote>(backend: newer).save(contentsOf: notes)
+            // An older version, knowing only the priority index, renames, adds and deletes.
+            let older = try await PostgresObjectBackend<IndexedNote>(
+                storage: newer.storage,
+                table: newer.table,
+                indexes: [.init("priority", \.priority)]
+            )
+            let olderStore = ObjectStore<IndexedNote>(backend: older)
+            for index in stride(from: 0, to: 40, by: 4) {
+                notes[index].title = "renamed"
+                try await olderStore.save(notes[index])
+            }
+            let added = (0..<5).map { IndexedNote(title: "added", priority: $0) }
+            try await olderStore.save(contentsOf: added)
+            for note in notes.suffix(6) {
+                try await olderStore.delete(withID: note.id)
+            }
+            notes = Array(notes.dropLast(6)) + added
+            let newerStore = ObjectStore<IndexedNote>(backend: newer, options: .init(keepsObjectsInMemory: false))
+
+            for title in ["renamed", "added", "n3"] {
+                let found = try await newerStore.objects(indexed: "title", .equal(.text(title)))
+                #expect(Set(found.map(\.id)) == Set(notes.filter { $0.title == title }.map(\.id)), "\(title)")
+            }
+            let urgent = try await olderStore.objects(indexed: "priority", .equal(4))
+            #expect(Set(urgent.map(\.id)) == Set(notes.filter { $0.priority == 4 }.map(\.id)))
+
+            // A newer backend created later catches up when it is created.
+            try await olderStore.save(IndexedNote(title: "late", priority: 0))
+            _ = try await PostgresObjectBackend<IndexedNote>(
+                storage: newer.storage,
+                table: newer.table,
+                indexes: [.init("priority", \.priority), .init("title", \.title)]
+            )
+            let pending = try await newer.storage.perform("read", key: nil) { [table = newer.table] connection in
+                let rows = try await connection.query(
+                    "SELECT count(*)::bigint FROM \(unescaped: table)_index_pending",
+                    logger: PostgresStorage.logger
+                )
+                var count = -1
+                for try await value in rows.decode(Int.self) { count = value }
+                return count
+            }
+            #expect(pending == 0)
+            #expect(try await newerStore.count(indexed: "title", .equal(.text("late"))) == 1)
+
+            #expect(try await older.dropUndeclaredIndexes() == ["title"])
+            #expect(try await older.dropUndeclaredIndexes() == [])
         }
     }
 
