@@ -175,7 +175,7 @@ extension DiskStorage {
                             + "it is not a Strata disk folder, so nothing was changed"
                     )
                 }
-                try SystemCalls.makeFolders(root, permissions: mode_t(options.folderPermissions))
+                try SystemCalls.makeFolders(root, permissions: mode_t(options.folderPermissions), durable: options.isDurable)
                 try writeManifest()
             }
             try removeStaleTemporaryManifests()

@@ -664,11 +664,11 @@ public final class DiskStorage: Sendable {
 
     private func recreateFolders(for folder: String) throws(SystemCallError) {
         let permissions = mode_t(options.folderPermissions)
-        try SystemCalls.makeFolders(root, permissions: permissions)
+        try SystemCalls.makeFolders(root, permissions: permissions, durable: options.isDurable)
         if try SystemCalls.readFile(root + "/" + Self.manifestName, limit: 0) == nil {
             try writeManifest()
         }
-        try SystemCalls.makeFolders(folder, permissions: permissions)
+        try SystemCalls.makeFolders(folder, permissions: permissions, durable: options.isDurable)
     }
 
     /// Removes evicted entries' files, unless a writer has stored the key again meanwhile.

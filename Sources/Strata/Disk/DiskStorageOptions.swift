@@ -60,8 +60,10 @@ extension DiskStorage {
         public var maximumCount: Int?
         /// How long a value lives when `set` gives it no time of its own; `nil` for forever.
         public var timeToLive: Duration?
-        /// When `true`, every write syncs the file and its folder before returning, so an
-        /// acknowledged write survives power loss. Off by default: writes are atomic either way.
+        /// When `true`, every write syncs the file and its folder (and the parent of any folder it
+        /// creates) before returning, so an acknowledged write survives power loss; on Apple
+        /// platforms with `F_FULLFSYNC`, which flushes the drive's cache. Off by default: writes
+        /// are atomic either way.
         public var isDurable = false
         /// The permissions of value files; owner read/write only by default.
         public var filePermissions: UInt16 = 0o600

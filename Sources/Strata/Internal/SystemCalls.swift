@@ -197,7 +197,7 @@ package enum SystemCalls {
                 }
                 while first < vectors.count, vectors[first].iov_len == 0 { first += 1 }
             }
-            if durable, fsync(descriptor) != 0 { throw fail("fsync", temporaryPath) }
+            if durable { try flush(descriptor, path: temporaryPath) }
             closed = true
             if close(descriptor) != 0 { throw fail("close", temporaryPath) }
             if rename(temporaryPath, path) != 0 { throw fail("rename", path) }
@@ -211,13 +211,30 @@ package enum SystemCalls {
         }
     }
 
-    /// Syncs a folder, so a rename or removal inside it survives power loss.
+    /// Syncs a folder, so a rename, creation or removal inside it survives power loss.
     package static func syncFolder(_ path: String) throws(SystemCallError) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw fail("open", path) }
         defer { close(descriptor) }
-        if fsync(descriptor) != 0 { throw fail("fsync", path) }
+        try flush(descriptor, path: path)
     }
+
+    /// Flushes a file or folder to stable storage. On Apple platforms `fsync` leaves the data in
+    /// the drive's cache, so this asks for `F_FULLFSYNC`, as SQLite does, and falls back to
+    /// `fsync` on file systems that do not support it; elsewhere `fsync` reaches the medium.
+    package static func flush(_ descriptor: Int32, path: String) throws(SystemCallError) {
+        #if canImport(Darwin)
+        if fcntl(descriptor, F_FULLFSYNC) == 0 {
+            flushes.record(path)
+            return
+        }
+        #endif
+        if fsync(descriptor) != 0 { throw fail("fsync", path) }
+        flushes.record(path)
+    }
+
+    /// The paths flushed under folders a test watches, so it can check what durability synced.
+    package static let flushes = FlushLog()
 
     /// Opens a folder for ``readFile(_:in:limit:)``, or returns `nil` when it does not exist.
     /// Close the descriptor with `close`.
@@ -253,17 +270,27 @@ package enum SystemCalls {
         if rmdir(path) != 0, errno != ENOENT { throw fail("rmdir", path) }
     }
 
-    /// Creates a folder; an existing one is fine.
-    package static func makeFolder(_ path: String, permissions: mode_t) throws(SystemCallError) {
-        if mkdir(path, permissions) != 0, errno != EEXIST { throw fail("mkdir", path) }
+    /// Creates a folder; an existing one is fine. Returns whether it was created.
+    @discardableResult
+    package static func makeFolder(_ path: String, permissions: mode_t) throws(SystemCallError) -> Bool {
+        if mkdir(path, permissions) == 0 { return true }
+        if errno != EEXIST { throw fail("mkdir", path) }
+        return false
     }
 
-    /// Creates a folder and its missing parents.
-    package static func makeFolders(_ path: String, permissions: mode_t) throws(SystemCallError) {
+    /// Creates a folder and its missing parents. When `durable`, the parent of each folder it
+    /// creates is synced, so the new folder's entry survives power loss along with what is
+    /// later written inside it.
+    package static func makeFolders(_ path: String, permissions: mode_t, durable: Bool = false) throws(SystemCallError)
+    {
         var prefix = path.hasPrefix("/") ? "" : "."
+        var parent = prefix.isEmpty ? "/" : prefix
         for component in path.split(separator: "/") {
             prefix += "/" + component
-            try makeFolder(prefix, permissions: permissions)
+            if try makeFolder(prefix, permissions: permissions), durable {
+                try syncFolder(parent)
+            }
+            parent = prefix
         }
     }
 
@@ -300,4 +327,29 @@ package enum SystemCalls {
     }
 
     package static var currentProcessID: Int32 { getpid() }
+}
+
+/// Records the paths ``SystemCalls/flush(_:path:)`` flushed under the folders being watched;
+/// empty and nearly free when nothing is watched. Any thread may use it.
+package final class FlushLog: Sendable {
+    private let state = LockedState<[String: [String]]>([:])
+
+    /// Starts recording flushes of paths under `folder` (and `folder` itself).
+    package func watch(_ folder: String) {
+        state.withLock { $0[folder] = [] }
+    }
+
+    /// Stops watching `folder` and returns the paths flushed under it, in order.
+    package func stopWatching(_ folder: String) -> [String] {
+        state.withLock { $0.removeValue(forKey: folder) } ?? []
+    }
+
+    func record(_ path: String) {
+        state.withLock { watched in
+            guard !watched.isEmpty else { return }
+            for folder in watched.keys where path == folder || path.hasPrefix(folder + "/") {
+                watched[folder]?.append(path)
+            }
+        }
+    }
 }
