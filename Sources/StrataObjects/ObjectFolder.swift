@@ -365,7 +365,11 @@ public final class ObjectFolder: ObjectStoreBackend {
                 // The shard folder does not exist yet (or was removed): make it and try once more.
                 if attempt == 0, error.isNotFound {
                     do {
-                        try SystemCalls.makeFolders(folder, permissions: mode_t(options.folderPermissions), durable: options.isDurable)
+                        try SystemCalls.makeFolders(
+                            folder,
+                            permissions: mode_t(options.folderPermissions),
+                            durable: options.isDurable
+                        )
                     } catch {
                         throw ioError(error, key: key, doing: "create the folder for")
                     }
@@ -412,7 +416,11 @@ public final class ObjectFolder: ObjectStoreBackend {
         }
         let existing: FileBytes?
         do {
-            try SystemCalls.makeFolders(root, permissions: mode_t(options.folderPermissions), durable: options.isDurable)
+            try SystemCalls.makeFolders(
+                root,
+                permissions: mode_t(options.folderPermissions),
+                durable: options.isDurable
+            )
             existing = try SystemCalls.readFile(configurationPath)
         } catch {
             throw failure(.io, "could not open the folder: \(error)", error)

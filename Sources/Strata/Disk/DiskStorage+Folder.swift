@@ -175,7 +175,11 @@ extension DiskStorage {
                             + "it is not a Strata disk folder, so nothing was changed"
                     )
                 }
-                try SystemCalls.makeFolders(root, permissions: mode_t(options.folderPermissions), durable: options.isDurable)
+                try SystemCalls.makeFolders(
+                    root,
+                    permissions: mode_t(options.folderPermissions),
+                    durable: options.isDurable
+                )
                 try writeManifest()
             }
             try removeStaleTemporaryManifests()
