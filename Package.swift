@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "Strata", targets: ["Strata"]),
         .library(name: "StrataTesting", targets: ["StrataTesting"]),
         .library(name: "StrataHTTP", targets: ["StrataHTTP"]),
+        .library(name: "StrataAsyncHTTPClient", targets: ["StrataAsyncHTTPClient"]),
         .library(name: "StrataObjects", targets: ["StrataObjects"]),
         .library(name: "StrataSQLite", targets: ["StrataSQLite"]),
         .library(name: "StrataPostgres", targets: ["StrataPostgres"]),
@@ -18,6 +19,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.1"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         // Only for `swift package generate-documentation`; no target depends on it.
@@ -46,12 +48,25 @@ let package = Package(
             name: "StrataTestSupport",
             dependencies: ["Strata", .product(name: "Logging", package: "swift-log")]
         ),
+        // The HTTP cache and source in swift-http-types' currency types, over any transport;
+        // URLSession's in the box, so an app needs no SwiftNIO.
         .target(
             name: "StrataHTTP",
             dependencies: [
                 "Strata",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The AsyncHTTPClient transport, for servers.
+        .target(
+            name: "StrataAsyncHTTPClient",
+            dependencies: [
+                "Strata",
+                "StrataHTTP",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
@@ -85,6 +100,7 @@ let package = Package(
             dependencies: [
                 "Strata",
                 "StrataHTTP",
+                "StrataAsyncHTTPClient",
                 "StrataObjects",
                 "StrataSQLite",
                 "StrataPostgres",
@@ -149,8 +165,10 @@ let package = Package(
             dependencies: [
                 "Strata",
                 "StrataHTTP",
+                "StrataAsyncHTTPClient",
                 "StrataTestSupport",
                 "LocalHTTPServer",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,6 +1,6 @@
 public import Foundation
+import HTTPTypes
 public import Logging
-import NIOHTTP1
 public import Strata
 
 /// A provider that keeps an ``HTTPSource``'s responses in a storage with their validators and
@@ -103,13 +103,13 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
     /// Asks the server, conditionally when a record was found, and stores what it answers.
     private func fetch(_ url: URL, key: URL, found: Lookup) async throws(StorageError) -> Data {
         let stored = found.stored?.record
-        var conditions = HTTPHeaders()
+        var conditions = HTTPFields()
         if let stored {
             if let entityTag = stored.entityTag {
-                conditions.add(name: "If-None-Match", value: entityTag)
+                conditions[.ifNoneMatch] = entityTag
             }
             if let lastModified = stored.lastModified {
-                conditions.add(name: "If-Modified-Since", value: lastModified)
+                conditions[.ifModifiedSince] = lastModified
             }
         }
         let response: HTTPSourceResponse
@@ -249,7 +249,7 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
         case .timedOut: return true
         case .sourceFailed:
             guard let status = (error.underlying as? HTTPStatusError)?.status else {
-                return !(error.underlying is HTTPRedirectError)
+                return (error.underlying as? HTTPTransportError)?.kind != .redirects
             }
             return [500, 502, 503, 504].contains(status)
         default: return false
@@ -294,16 +294,16 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
 
 /// What the cache needs to know of the source's request headers, read once.
 private struct RequestFacts: Sendable {
-    let headers: HTTPHeaders
+    let headers: HTTPFields
     /// The request's own `Cache-Control`: `no-store` and `no-cache` apply.
     let directives: CacheDirectives
     /// Whether the request carries `Authorization` or a `Cookie`.
     let carriesCredentials: Bool
 
-    init(headers: HTTPHeaders) {
+    init(headers: HTTPFields) {
         self.headers = headers
-        directives = CacheDirectives(headers.joined("cache-control"))
-        carriesCredentials = headers.contains(name: "authorization") || headers.contains(name: "cookie")
+        directives = CacheDirectives(headers.joined(.cacheControl))
+        carriesCredentials = headers.contains(.authorization) || headers.contains(.cookie)
     }
 
     /// The values of the request headers `names` (lowercased), each header's lines trimmed and
@@ -311,7 +311,9 @@ private struct RequestFacts: Sendable {
     func selectingHeaders(for names: [String]) -> [String: String] {
         var values: [String: String] = [:]
         for name in names {
-            let lines = headers[name]
+            // A name that is not a valid field name cannot be in the request.
+            guard let fieldName = HTTPField.Name(name) else { continue }
+            let lines = headers[values: fieldName]
             if !lines.isEmpty {
                 values[name] = lines.map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
             }

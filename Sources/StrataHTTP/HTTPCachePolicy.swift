@@ -3,9 +3,9 @@
 ///
 /// ```swift
 /// // On a server, one store for every user: the default.
-/// let shared = HTTPSource(headers: ["Authorization": token]).cache(in: records)
+/// let shared = HTTPSource(headers: [.authorization: token]).cache(in: records)
 /// // In an app, one store per signed-in user: may keep `private` responses.
-/// let mine = HTTPSource(headers: ["Authorization": token]).cache(in: records, policy: .private)
+/// let mine = HTTPSource(headers: [.authorization: token]).cache(in: records, policy: .private)
 /// ```
 ///
 /// Any task may use it.

@@ -1,5 +1,5 @@
 public import Foundation
-import NIOHTTP1
+import HTTPTypes
 import Strata
 
 /// A stored HTTP response: its body, the validators to revalidate it with, how long it stays
@@ -92,17 +92,17 @@ public struct HTTPCacheRecord: Codable, Sendable, Equatable {
 extension HTTPCacheRecord {
     /// Makes the record of a 2xx response received at `received`, its freshness as a shared or a
     /// private cache reads it.
-    init(body: Data, headers: HTTPHeaders, received: Date, shared: Bool) {
+    init(body: Data, headers: HTTPFields, received: Date, shared: Bool) {
         self.init(
             body: body,
-            entityTag: headers.joined("etag"),
-            lastModified: headers.joined("last-modified"),
-            cacheControl: headers.joined("cache-control"),
-            expires: headers.joined("expires"),
+            entityTag: headers.joined(.eTag),
+            lastModified: headers.joined(.lastModified),
+            cacheControl: headers.joined(.cacheControl),
+            expires: headers.joined(.expires),
             received: received,
-            vary: Self.fieldNames(headers.joined("vary"))
+            vary: Self.fieldNames(headers.joined(.vary))
         )
-        freshUntil = freshness(date: headers.joined("date"), age: headers.joined("age"), shared: shared)
+        freshUntil = freshness(date: headers.joined(.date), age: headers.joined(.age), shared: shared)
     }
 
     /// The record that says the responses at a URL vary by `names`.
@@ -112,14 +112,14 @@ extension HTTPCacheRecord {
 
     /// Returns the record updated by a 304 received at `received`: the 304's validators and
     /// caching headers replace the stored ones it carries (RFC 9111, section 4.3.4); the body stays.
-    func revalidated(with headers: HTTPHeaders, at received: Date, shared: Bool) -> HTTPCacheRecord {
+    func revalidated(with headers: HTTPFields, at received: Date, shared: Bool) -> HTTPCacheRecord {
         var record = self
-        record.entityTag = headers.joined("etag") ?? entityTag
-        record.lastModified = headers.joined("last-modified") ?? lastModified
-        record.cacheControl = headers.joined("cache-control") ?? cacheControl
-        record.expires = headers.joined("expires") ?? expires
+        record.entityTag = headers.joined(.eTag) ?? entityTag
+        record.lastModified = headers.joined(.lastModified) ?? lastModified
+        record.cacheControl = headers.joined(.cacheControl) ?? cacheControl
+        record.expires = headers.joined(.expires) ?? expires
         record.received = received
-        record.freshUntil = record.freshness(date: headers.joined("date"), age: headers.joined("age"), shared: shared)
+        record.freshUntil = record.freshness(date: headers.joined(.date), age: headers.joined(.age), shared: shared)
         return record
     }
 
@@ -200,13 +200,5 @@ extension HTTPCacheRecord {
             if !names.contains(name) { names.append(name) }
         }
         return names
-    }
-}
-
-extension HTTPHeaders {
-    /// The values of the header `name` joined with commas, or `nil` when there are none.
-    func joined(_ name: String) -> String? {
-        let values = self[name]
-        return values.isEmpty ? nil : values.joined(separator: ", ")
     }
 }

@@ -1,16 +1,6 @@
-public import AsyncHTTPClient
 public import Foundation
-import NIOCore
-public import NIOHTTP1
+public import HTTPTypes
 public import Strata
-
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// A provider that downloads the body at a URL with a GET request: the network source at the root
 /// of a provider chain.
@@ -22,58 +12,55 @@ import Musl
 ///     .coordinated()
 /// ```
 ///
-/// Only a 2xx answer is a value. Every failure is a `StorageError`:
+/// The requests go through an ``HTTPTransport``: ``URLSessionTransport`` unless you pass another,
+/// such as `AsyncHTTPClientTransport` from `StrataAsyncHTTPClient` on a server.
+///
+/// Only a 2xx response is a value. Every failure is a `StorageError`:
 /// - another status: `StorageError.Code.sourceFailed`, with an ``HTTPStatusError`` holding the
-///   status and headers as `StorageError.underlying` and the status in the message;
+///   status and header fields as `StorageError.underlying` and the status in the message;
 /// - a body longer than ``maximumBodyByteCount``: `StorageError.Code.capacityExceeded`, with an
 ///   ``HTTPBodyTooLargeError``; the rest of the body is not downloaded;
-/// - no complete answer within ``timeout`` (connecting, waiting and downloading together):
+/// - no complete response within ``timeout`` (connecting, waiting and downloading together):
 ///   `StorageError.Code.timedOut`;
-/// - a refused or reset connection, or any other transport error: `StorageError.Code.sourceFailed`
-///   with the client's error underneath;
-/// - a client that was shut down: `StorageError.Code.closed`; task cancellation:
+/// - a refused or reset connection, a response cut short, redirects in a cycle: an
+///   ``HTTPTransportError`` under `StorageError.Code.sourceFailed`;
+/// - a transport whose client was shut down: `StorageError.Code.closed`; task cancellation:
 ///   `StorageError.Code.cancelled`.
 ///
-/// Redirects are followed as the client's `redirectConfiguration` says: `HTTPClient.shared`
-/// follows up to 20 without cycles; a client made with `redirectConfiguration: .disallow` makes a
-/// redirect a `StorageError.Code.sourceFailed` with its 3xx status.
-///
-/// The source never shuts its client down. `HTTPClient.shared` needs no shutting down; a client
-/// you create is yours: call `try await client.shutdown()` once the last request has finished.
-///
-/// The source keeps nothing between requests: ``cache(in:policy:clock:reporting:logger:)->HTTPCache<Records>``
-/// adds conditional requests; finish the chain with `coordinated()` so concurrent requests for one
-/// URL share one download. Any task may use it.
+/// The source keeps nothing between requests:
+/// ``cache(in:policy:clock:reporting:logger:)->HTTPCache<Records>`` adds an RFC 9111 cache; finish
+/// the chain with `coordinated()` so concurrent requests for one URL share one download. Any task
+/// may use it.
 public struct HTTPSource: AsyncProvider {
     /// Requests are identified by their URL.
     public typealias ID = URL
     /// A response body.
     public typealias Value = Data
 
-    /// The client that makes the requests; see the type's documentation for who shuts it down.
-    public let client: HTTPClient
-    /// The longest one request may take, from asking for a connection to the last byte of the body.
+    /// Sends the requests.
+    public let transport: any HTTPTransport
+    /// The longest one request may take, from connecting to the last byte of the body.
     public var timeout: Duration
-    /// The longest body accepted, in bytes (after decompression, when the client decompresses).
+    /// The longest body accepted, in bytes (after decompression, when the transport decompresses).
     public var maximumBodyByteCount: Int
-    /// Headers sent with every request, such as `Authorization` or `User-Agent`.
-    public var headers: HTTPHeaders
+    /// Header fields sent with every request, such as `Authorization` or `User-Agent`.
+    public var headers: HTTPFields
     /// Names the source in errors' `StorageError.storage`.
     public var name: String
 
-    /// Creates a source that makes its requests with `client`.
+    /// Creates a source that sends its requests through `transport`.
     ///
     /// - Precondition: `timeout` is positive and `maximumBodyByteCount` is not negative.
     public init(
-        client: HTTPClient = .shared,
+        transport: any HTTPTransport = URLSessionTransport.shared,
         timeout: Duration = .seconds(30),
         maximumBodyByteCount: Int = 32 * 1024 * 1024,
-        headers: HTTPHeaders = [:],
+        headers: HTTPFields = [:],
         name: String = "HTTPSource"
     ) {
         precondition(timeout > .zero, "an HTTP source's timeout must be positive, got \(timeout)")
         precondition(maximumBodyByteCount >= 0, "maximumBodyByteCount must not be negative")
-        self.client = client
+        self.transport = transport
         self.timeout = timeout
         self.maximumBodyByteCount = maximumBodyByteCount
         self.headers = headers
@@ -87,78 +74,59 @@ public struct HTTPSource: AsyncProvider {
         try await response(for: url, conditions: [:]).body
     }
 
-    /// Makes one GET request with `conditions` added to ``headers`` and returns a 2xx answer with its
-    /// body, or a 304 (only when `conditions` is not empty) without one.
-    func response(for url: URL, conditions: HTTPHeaders) async throws(StorageError) -> HTTPSourceResponse {
-        let clock = ContinuousClock()
-        let end = clock.now.advanced(by: timeout)
-        do {
-            var request = HTTPClientRequest(url: url.absoluteString)
-            request.method = .GET
-            request.headers = headers
-            request.headers.add(contentsOf: conditions)
-            let response = try await client.execute(
-                request,
-                deadline: .now() + .nanoseconds(timeout.clampedNanoseconds)
-            )
-            let status = Int(response.status.code)
-            if status == 304, !conditions.isEmpty {
-                return HTTPSourceResponse(status: status, headers: response.headers, body: Data())
-            }
-            guard (200..<300).contains(status) else {
-                throw statusError(response, url: url)
-            }
-            if let declared = response.headers.first(name: "content-length").flatMap({ Int($0) }),
-                declared > maximumBodyByteCount
-            {
-                throw HTTPBodyTooLargeError(
-                    url: url,
-                    maximumByteCount: maximumBodyByteCount,
-                    declaredByteCount: declared
-                )
-            }
-            let body = try await collectBody(of: response, url: url, until: end)
-            return HTTPSourceResponse(status: status, headers: response.headers, body: body)
-        } catch {
-            throw storageError(for: error, url: url)
+    /// Makes one GET request with `conditions` added to ``headers`` and returns a 2xx response
+    /// with its body, or a 304 (only when `conditions` is not empty) without one.
+    func response(for url: URL, conditions: HTTPFields) async throws(StorageError) -> HTTPSourceResponse {
+        var fields = headers
+        fields.append(contentsOf: conditions)
+        let request = HTTPRequest(method: .get, url: url, headerFields: fields)
+        let (transport, limits) = (
+            transport, HTTPTransportLimits(timeout: timeout, maximumBodyByteCount: maximumBodyByteCount)
+        )
+        // A transport that keeps its client to the limit reports what it saw at the limit (a
+        // refused connection it kept retrying, say); the source gives up shortly after.
+        let outcome = await Deadline.race(within: timeout + Self.grace) { () async throws -> HTTPTransportResponse in
+            try await transport.send(request, limits: limits)
         }
-    }
-
-    /// Collects the body, giving up at `end`: the client's deadline covers only the answer's head.
-    private func collectBody(
-        of response: HTTPClientResponse,
-        url: URL,
-        until end: ContinuousClock.Instant
-    ) async throws -> Data {
-        let limit = maximumBodyByteCount
-        let remaining = ContinuousClock.now.duration(to: end)
-        let outcome = await Deadline.race(within: remaining) { () async throws -> ByteBuffer in
-            do {
-                return try await response.body.collect(upTo: limit)
-            } catch is NIOTooManyBytesError {
-                throw HTTPBodyTooLargeError(url: url, maximumByteCount: limit, declaredByteCount: nil)
-            }
-        }
-        let buffer: ByteBuffer
+        let response: HTTPTransportResponse
         switch outcome {
-        case .value(let collected): buffer = collected
-        case .failure(let error): throw error
-        case .timedOut: throw HTTPClientError.deadlineExceeded
-        case .cancelled: throw CancellationError()
+        case .value(let value): response = value
+        case .failure(let error): throw storageError(for: error, url: url)
+        case .timedOut:
+            throw StorageError(.timedOut, key: url, storage: name, message: "no complete response within \(timeout)")
+        case .cancelled:
+            throw StorageError(.cancelled, key: url, storage: name, message: "the request was cancelled")
         }
-        return Data(buffer.readableBytesView)
+        let status = response.head.status.code
+        if status == 304, !conditions.isEmpty {
+            return HTTPSourceResponse(status: status, headers: response.head.headerFields, body: Data())
+        }
+        guard (200..<300).contains(status) else {
+            throw statusError(response.head, url: url)
+        }
+        // A transport that does not stop at the limit is held to it here.
+        if response.body.count > maximumBodyByteCount {
+            throw storageError(
+                for: HTTPBodyTooLargeError(url: url, maximumByteCount: maximumBodyByteCount, declaredByteCount: nil),
+                url: url
+            )
+        }
+        return HTTPSourceResponse(status: status, headers: response.head.headerFields, body: response.body)
     }
 
-    private func statusError(_ response: HTTPClientResponse, url: URL) -> StorageError {
+    /// How long after ``timeout`` the source gives up on a transport that has not.
+    static let grace = Duration.milliseconds(100)
+
+    private func statusError(_ head: HTTPResponse, url: URL) -> StorageError {
         let failure = HTTPStatusError(
             url: url,
-            status: Int(response.status.code),
-            reasonPhrase: response.status.reasonPhrase,
-            headers: response.headers
+            status: head.status.code,
+            reasonPhrase: head.status.reasonPhrase,
+            headers: head.headerFields
         )
         var message = "the server answered \(failure.status) \(failure.reasonPhrase)"
-        if (300..<400).contains(failure.status), let location = response.headers.first(name: "location") {
-            message += " (a redirect to \(location) that the client does not follow)"
+        if (300..<400).contains(failure.status), let location = head.headerFields[.location] {
+            message += " (a redirect to \(location) that the transport does not follow)"
         }
         return StorageError(.sourceFailed, key: url, storage: name, message: message, underlying: failure)
     }
@@ -177,84 +145,38 @@ public struct HTTPSource: AsyncProvider {
             )
         case is CancellationError:
             return StorageError(.cancelled, key: url, storage: name, message: "the request was cancelled")
-        case let error as HTTPClientError:
-            if error == .cancelled, Task.isCancelled {
-                return StorageError(.cancelled, key: url, storage: name, message: "the request was cancelled")
-            }
-            if Self.timeouts.contains(error) {
-                return StorageError(
-                    .timedOut,
-                    key: url,
-                    storage: name,
-                    message: "no complete answer within \(timeout)",
-                    underlying: error
-                )
-            }
-            if error == .alreadyShutdown {
-                return StorageError(
-                    .closed,
-                    key: url,
-                    storage: name,
-                    message: "the HTTP client was shut down",
-                    underlying: error
-                )
-            }
-            if error == .redirectCycleDetected || error == .redirectLimitReached {
-                return StorageError(
-                    .sourceFailed,
-                    key: url,
-                    storage: name,
-                    message: Self.explain(error),
-                    underlying: HTTPRedirectError(url: url, clientError: error)
-                )
-            }
-            return StorageError(.sourceFailed, key: url, storage: name, message: Self.explain(error), underlying: error)
+        case let error as HTTPTransportError:
+            let code: StorageError.Code =
+                switch error.kind {
+                case .timedOut: .timedOut
+                case .shutDown: .closed
+                default: .sourceFailed
+                }
+            let message = error.kind == .timedOut ? "no complete response within \(timeout)" : error.message
+            return StorageError(code, key: url, storage: name, message: message, underlying: error)
         default:
-            return StorageError(.sourceFailed, key: url, storage: name, message: Self.explain(error), underlying: error)
+            return StorageError(
+                .sourceFailed,
+                key: url,
+                storage: name,
+                message: "the request failed",
+                underlying: error
+            )
         }
     }
-
-    /// Says in words what a transport error means; the error itself stays in `underlying`.
-    private static func explain(_ error: any Error) -> String {
-        if let error = error as? IOError {
-            switch error.errnoCode {
-            case ECONNREFUSED: return "the server refused the connection (is it running?)"
-            case ECONNRESET: return "the server reset the connection"
-            default: return "the connection failed"
-            }
-        }
-        if let error = error as? HTTPClientError {
-            switch error {
-            case .remoteConnectionClosed: return "the server closed the connection before answering"
-            case .redirectCycleDetected: return "the redirects go round in a cycle"
-            case .redirectLimitReached: return "the answer redirected more times than the client allows"
-            default: return "the request failed"
-            }
-        }
-        if error is HTTPParserError {
-            return "the answer was cut short or malformed"
-        }
-        return "the request failed"
-    }
-
-    private static let timeouts: [HTTPClientError] = [
-        .deadlineExceeded, .connectTimeout, .readTimeout, .writeTimeout, .getConnectionFromPoolTimeout,
-    ]
 }
 
-/// A 2xx or 304 answer with its whole body.
+/// A 2xx or 304 response with its whole body.
 struct HTTPSourceResponse: Sendable {
     var status: Int
-    var headers: HTTPHeaders
+    var headers: HTTPFields
     var body: Data
 }
 
-extension Duration {
-    /// The duration in whole nanoseconds, clamped to what an `Int64` holds.
-    var clampedNanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        let (wholeSeconds, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return seconds < 0 ? .min : .max }
-        return wholeSeconds.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
+extension HTTPFields {
+    /// The values of the field `name` joined with commas, or `nil` when there are none.
+    func joined(_ name: HTTPField.Name) -> String? {
+        let values = self[values: name]
+        return values.isEmpty ? nil : values.joined(separator: ", ")
     }
 }

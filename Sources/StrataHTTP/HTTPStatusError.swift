@@ -1,5 +1,5 @@
 public import Foundation
-public import NIOHTTP1
+public import HTTPTypes
 public import Strata
 
 /// A server's answer that was not a success: the underlying error of the
@@ -14,11 +14,11 @@ public struct HTTPStatusError: Error, Sendable, Equatable, CustomStringConvertib
     public var status: Int
     /// The status's reason phrase, such as "Not Found".
     public var reasonPhrase: String
-    /// The answer's headers.
-    public var headers: HTTPHeaders
+    /// The response's header fields.
+    public var headers: HTTPFields
 
     /// Creates an error for an answer with `status`.
-    public init(url: URL, status: Int, reasonPhrase: String, headers: HTTPHeaders = [:]) {
+    public init(url: URL, status: Int, reasonPhrase: String, headers: HTTPFields = [:]) {
         self.url = url
         self.status = status
         self.reasonPhrase = reasonPhrase
@@ -41,7 +41,7 @@ extension HTTPStatusError: RetryAdvice {
     /// The wait the server asked for in `Retry-After` (RFC 9110, section 10.2.3), as seconds or
     /// as a date measured from now; `nil` when it said nothing readable.
     public var retryAfter: Duration? {
-        guard let text = headers.first(name: "retry-after")?.trimmingCharacters(in: .whitespaces) else {
+        guard let text = headers[.retryAfter]?.trimmingCharacters(in: .whitespaces) else {
             return nil
         }
         if !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {

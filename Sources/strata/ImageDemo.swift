@@ -3,6 +3,7 @@ import Foundation
 import LocalHTTPServer
 import NIOPosix
 import Strata
+import StrataAsyncHTTPClient
 import StrataHTTP
 
 /// Names an image: what the app asks for, and the URL that serves it.

@@ -1,5 +1,5 @@
 import Foundation
-import NIOHTTP1
+import HTTPTypes
 import Strata
 import Testing
 
@@ -121,7 +121,7 @@ import Testing
                 url: URL(string: "http://example.com")!,
                 status: 429,
                 reasonPhrase: "",
-                headers: ["Retry-After": value]
+                headers: [.retryAfter: value]
             ).retryAfter
         }
         #expect(retryAfter("120") == .seconds(120))

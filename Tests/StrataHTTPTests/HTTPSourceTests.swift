@@ -1,8 +1,9 @@
 import AsyncHTTPClient
 import Foundation
+import HTTPTypes
 import LocalHTTPServer
-import NIOHTTP1
 import Strata
+import StrataAsyncHTTPClient
 import StrataHTTP
 import Testing
 
@@ -77,7 +78,7 @@ import Testing
         #expect(error?.code == .sourceFailed)
         #expect(error?.httpStatus == status)
         #expect(error?.message.contains("\(status)") == true)
-        #expect((error?.underlying as? HTTPStatusError)?.headers.first(name: "retry-after") == "3")
+        #expect((error?.underlying as? HTTPStatusError)?.headers[.retryAfter] == "3")
         #expect(error?.storage == "HTTPSource")
         #expect(error?.key?.hasSuffix("/a") == true)
         #expect(cache.count == 0)
@@ -277,7 +278,7 @@ import Testing
         }
 
         #expect(error?.code == .sourceFailed)
-        #expect((error?.underlying as? HTTPRedirectError)?.clientError == .redirectCycleDetected)
+        #expect((error?.underlying as? HTTPTransportError)?.kind == .redirects)
         #expect(error?.isTransient == false)
     }
 
@@ -292,7 +293,7 @@ import Testing
 
         try await HTTPFixture.run(routes: routes) { http in
             var source = http.source()
-            source.headers.add(name: "Authorization", value: "Bearer token")
+            source.headers[.authorization] = "Bearer token"
             _ = try await source.value(for: http.url("/a"))
         }
 

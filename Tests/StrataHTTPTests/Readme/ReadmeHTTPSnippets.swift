@@ -1,5 +1,5 @@
 import Foundation
-import NIOHTTP1
+import HTTPTypes
 import Strata
 import StrataHTTP
 
@@ -34,7 +34,7 @@ func readmeProviderChain(folder: URL, id: ImageID) async throws {
 
 func readmePrivateCache(records: some Storage<URL, HTTPCacheRecord>, token: String) -> some AsyncProvider<URL, Data> {
     // README: http-private-cache
-    let mine = HTTPSource(headers: ["Authorization": "Bearer \(token)"])
+    let mine = HTTPSource(headers: [.authorization: "Bearer \(token)"])
         .cache(in: records, policy: HTTPCachePolicy(sharing: .private, staleIfError: .seconds(86_400)))
     // README end
     return mine

@@ -4,6 +4,7 @@ import LocalHTTPServer
 import NIOCore
 import NIOPosix
 import Strata
+import StrataAsyncHTTPClient
 import StrataHTTP
 
 typealias Request = LocalHTTPServer.Request
