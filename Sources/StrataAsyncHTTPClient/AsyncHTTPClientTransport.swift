@@ -14,7 +14,7 @@ import Glibc
 import Musl
 #endif
 
-/// An ``StrataHTTP/HTTPTransport`` on AsyncHTTPClient, for servers: connection pooling on
+/// An `HTTPTransport` on AsyncHTTPClient, for servers: connection pooling on
 /// SwiftNIO's event loops, redirects as the client's `redirectConfiguration` says.
 ///
 /// ```swift
@@ -35,7 +35,7 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
 
     /// Sends `request` and returns the response with its whole body.
     ///
-    /// - Throws: ``StrataHTTP/HTTPTransportError``, ``StrataHTTP/HTTPBodyTooLargeError`` or
+    /// - Throws: `HTTPTransportError`, `HTTPBodyTooLargeError` or
     ///   `CancellationError`.
     public func send(_ request: HTTPRequest, limits: HTTPTransportLimits) async throws -> HTTPTransportResponse {
         guard let url = request.url else {

@@ -18,12 +18,16 @@ typealias Route = @Sendable (Request) async -> Reply
 struct HTTPFixture {
     let server: LocalHTTPServer
     let client: HTTPClient
+    /// The transport the fixture's sources send through: on ``client``, or on URLSession.
+    let transport: any HTTPTransport
 
     /// Runs `body` against a server answering `routes` (404 for any other path), with a client
-    /// that follows up to 5 redirects unless `configuration` says otherwise.
+    /// that follows up to 5 redirects unless `configuration` says otherwise, and sources on
+    /// `transport`.
     static func run<Result>(
         routes: [String: Route],
         configuration: HTTPClient.Configuration = .testing,
+        transport kind: TransportKind = .asyncHTTPClient,
         _ body: (HTTPFixture) async throws -> Result
     ) async throws -> Result {
         let server = try await LocalHTTPServer.start { request in
@@ -31,7 +35,12 @@ struct HTTPFixture {
             return await route(request)
         }
         let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
-        let fixture = HTTPFixture(server: server, client: client)
+        let transport: any HTTPTransport =
+            switch kind {
+            case .asyncHTTPClient: AsyncHTTPClientTransport(client: client)
+            case .urlSession: URLSessionTransport()
+            }
+        let fixture = HTTPFixture(server: server, client: client, transport: transport)
         let result: Result
         do {
             result = try await body(fixture)
@@ -52,8 +61,16 @@ struct HTTPFixture {
 
     /// A source on the fixture's client.
     func source(timeout: Duration = .seconds(5), maximumBodyByteCount: Int = 1024 * 1024) -> HTTPSource {
-        HTTPSource(client: client, timeout: timeout, maximumBodyByteCount: maximumBodyByteCount)
+        HTTPSource(transport: transport, timeout: timeout, maximumBodyByteCount: maximumBodyByteCount)
     }
+}
+
+/// The transports that come with the package, each run through the same tests.
+enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertible {
+    case asyncHTTPClient
+    case urlSession
+
+    var description: String { rawValue }
 }
 
 extension HTTPClient.Configuration {
