@@ -28,6 +28,10 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
     /// The client that makes the requests.
     public let client: HTTPClient
 
+    /// `true`: the client's deadline covers the response head, and the transport gives up on a
+    /// body still arriving at the limit.
+    public var enforcesTimeout: Bool { true }
+
     /// Creates a transport on `client`.
     public init(client: HTTPClient = .shared) {
         self.client = client
@@ -41,6 +45,7 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
         guard let url = request.url else {
             throw HTTPTransportError(.invalidRequest, message: "the request has no URL")
         }
+        let end = ContinuousClock.now.advanced(by: limits.timeout)
         do {
             var clientRequest = HTTPClientRequest(url: url.absoluteString)
             clientRequest.method = HTTPMethod(rawValue: request.method.rawValue)
@@ -73,17 +78,22 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
                     declaredByteCount: declared
                 )
             }
-            let buffer: ByteBuffer
-            do {
-                buffer = try await response.body.collect(upTo: limits.maximumBodyByteCount)
-            } catch is NIOTooManyBytesError {
-                throw HTTPBodyTooLargeError(
-                    url: url,
-                    maximumByteCount: limits.maximumBodyByteCount,
-                    declaredByteCount: nil
-                )
+            // The client's deadline covers only the head: the body gets what is left of the limit.
+            let limit = limits.maximumBodyByteCount
+            let outcome = await Deadline.race(within: ContinuousClock.now.duration(to: end)) {
+                () async throws -> ByteBuffer in
+                do {
+                    return try await response.body.collect(upTo: limit)
+                } catch is NIOTooManyBytesError {
+                    throw HTTPBodyTooLargeError(url: url, maximumByteCount: limit, declaredByteCount: nil)
+                }
             }
-            return HTTPTransportResponse(head: head, body: Data(buffer.readableBytesView))
+            switch outcome {
+            case .value(let buffer): return HTTPTransportResponse(head: head, body: Data(buffer.readableBytesView))
+            case .failure(let error): throw error
+            case .timedOut: throw HTTPClientError.deadlineExceeded
+            case .cancelled: throw CancellationError()
+            }
         } catch let error as HTTPBodyTooLargeError {
             throw error
         } catch is CancellationError {

@@ -83,9 +83,10 @@ public struct HTTPSource: AsyncProvider {
         let (transport, limits) = (
             transport, HTTPTransportLimits(timeout: timeout, maximumBodyByteCount: maximumBodyByteCount)
         )
-        // A transport that keeps its client to the limit reports what it saw at the limit (a
-        // refused connection it kept retrying, say); the source gives up shortly after.
-        let outcome = await Deadline.race(within: timeout + Self.grace) { () async throws -> HTTPTransportResponse in
+        // A transport that keeps the limit itself reports what it saw then; the source waits for
+        // it, and gives up only on one that is late by as long again.
+        let limit = transport.enforcesTimeout ? timeout + max(timeout, .seconds(1)) : timeout
+        let outcome = await Deadline.race(within: limit) { () async throws -> HTTPTransportResponse in
             try await transport.send(request, limits: limits)
         }
         let response: HTTPTransportResponse
@@ -113,9 +114,6 @@ public struct HTTPSource: AsyncProvider {
         }
         return HTTPSourceResponse(status: status, headers: response.head.headerFields, body: response.body)
     }
-
-    /// How long after ``timeout`` the source gives up on a transport that has not.
-    static let grace = Duration.milliseconds(100)
 
     private func statusError(_ head: HTTPResponse, url: URL) -> StorageError {
         let failure = HTTPStatusError(

@@ -30,9 +30,19 @@ public protocol HTTPTransport: Sendable {
     ///
     /// Follows redirects as the transport's client does; returns every final status, 304 and
     /// errors included. Stops reading a body longer than `limits.maximumBodyByteCount` and throws
-    /// ``HTTPBodyTooLargeError``. A transport that can hold its client to `limits.timeout` should,
-    /// and report what it saw then; ``HTTPSource`` gives up on its own 100 ms later.
+    /// ``HTTPBodyTooLargeError``. See ``enforcesTimeout`` for who keeps `limits.timeout`.
     func send(_ request: HTTPRequest, limits: HTTPTransportLimits) async throws -> HTTPTransportResponse
+
+    /// Whether ``send(_:limits:)`` itself ends every request by `limits.timeout`, reporting what
+    /// it saw then (a refused connection it kept retrying, say). When `false`, the default,
+    /// ``HTTPSource`` cancels the request at the limit; when `true` it waits for the transport's
+    /// answer and cancels only a transport late by more than the limit again (at least a second).
+    var enforcesTimeout: Bool { get }
+}
+
+extension HTTPTransport {
+    /// `false`: ``HTTPSource`` keeps the time limit.
+    public var enforcesTimeout: Bool { false }
 }
 
 /// The limits of one request.
