@@ -12,7 +12,7 @@ let package = Package(
         .library(name: "StrataObjects", targets: ["StrataObjects"]),
         .library(name: "StrataSQLite", targets: ["StrataSQLite"]),
         .library(name: "StrataPostgres", targets: ["StrataPostgres"]),
-        .executable(name: "strata", targets: ["strata"]),
+        .executable(name: "strata", targets: ["StrataCommandLine"]),
         .executable(name: "strata-bench", targets: ["strata-bench"]),
     ],
     dependencies: [
@@ -95,8 +95,10 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        // The `strata` command. Its module is not named `strata`: that would collide with
+        // `Strata` on case-insensitive file systems.
         .executableTarget(
-            name: "strata",
+            name: "StrataCommandLine",
             dependencies: [
                 "Strata",
                 "StrataHTTP",
@@ -130,7 +132,6 @@ let package = Package(
                 "Strata",
                 "StrataTesting",
                 "StrataTestSupport",
-                "strata",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
@@ -141,7 +142,7 @@ let package = Package(
         .testTarget(
             name: "StrataObjectsTests",
             dependencies: [
-                "Strata", "StrataObjects", "StrataSQLite", "StrataTesting", "StrataTestSupport", "strata",
+                "Strata", "StrataObjects", "StrataSQLite", "StrataTesting", "StrataTestSupport", "StrataCommandLine",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -155,10 +156,16 @@ let package = Package(
         .testTarget(
             name: "StrataPostgresTests",
             dependencies: [
-                "Strata", "StrataPostgres", "StrataObjects", "StrataTesting", "StrataTestSupport", "strata",
+                "Strata", "StrataPostgres", "StrataObjects", "StrataTesting", "StrataTestSupport", "StrataCommandLine",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
+        ),
+        // The command line, and the multi-process tests that run it as a writer: the only tests
+        // that need the executable (and so GRDB, postgres-nio and AsyncHTTPClient).
+        .testTarget(
+            name: "StrataCommandLineTests",
+            dependencies: ["Strata", "StrataTestSupport", "StrataCommandLine"]
         ),
         .testTarget(
             name: "StrataHTTPTests",

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Strata
 import StrataPostgres
+import StrataTestSupport
 import Testing
 
 /// Real processes sharing one PostgreSQL table: a change made in one process drops the key from

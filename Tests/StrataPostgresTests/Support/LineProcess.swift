@@ -68,23 +68,3 @@ private final class LineBuffer: @unchecked Sendable {
         return lines
     }
 }
-
-/// Where `swift build` put the `strata` executable.
-enum StrataExecutable {
-    static func url(filePath: String = #filePath) -> URL? {
-        var candidates: [URL] = []
-        if let executable = Bundle.main.executableURL {
-            candidates.append(executable.resolvingSymlinksInPath().deletingLastPathComponent())
-        }
-        if let argument = CommandLine.arguments.first {
-            candidates.append(URL(fileURLWithPath: argument).resolvingSymlinksInPath().deletingLastPathComponent())
-        }
-        for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
-            candidates.append(bundle.bundleURL.deletingLastPathComponent())
-        }
-        candidates.append(repositoryRoot(filePath: filePath).appendingPathComponent(".build/debug"))
-        return candidates.map { $0.appendingPathComponent("strata") }.first {
-            FileManager.default.isExecutableFile(atPath: $0.path)
-        }
-    }
-}

@@ -1,6 +1,7 @@
 import CoreMetrics
 import Foundation
 import MetricsTestKit
+import StrataTestSupport
 import Testing
 
 @testable import Strata

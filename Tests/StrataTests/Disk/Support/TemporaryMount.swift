@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 
 #if canImport(Glibc)
 import Glibc

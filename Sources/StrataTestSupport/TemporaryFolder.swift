@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 #if canImport(Glibc)
 import Glibc
@@ -10,42 +10,42 @@ import Darwin
 
 /// A fresh, empty folder under the system's temporary folder, for one test. Remove it with
 /// ``remove()`` (in a `defer`) when the test ends.
-struct TemporaryFolder {
-    let url: URL
+package struct TemporaryFolder {
+    package let url: URL
 
-    init() throws {
+    package init() throws {
         url = FileManager.default.temporaryDirectory
             .appendingPathComponent("strata-tests-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
     }
 
-    var path: String { url.path }
+    package var path: String { url.path }
 
     /// A path inside the folder that does not exist yet.
-    func child(_ name: String) -> URL {
+    package func child(_ name: String) -> URL {
         url.appendingPathComponent(name, isDirectory: true)
     }
 
-    func remove() {
+    package func remove() {
         try? FileManager.default.removeItem(at: url)
     }
 }
 
 /// What a folder holds, file by file: relative path, kind, size, permissions and modification
 /// time, so a test can tell whether anything in it changed.
-struct FolderListing: Equatable, CustomStringConvertible {
-    struct Item: Equatable {
-        var isFolder: Bool
-        var size: Int
-        var mode: UInt32
-        var modified: Double
+package struct FolderListing: Equatable, CustomStringConvertible {
+    package struct Item: Equatable {
+        package var isFolder: Bool
+        package var size: Int
+        package var mode: UInt32
+        package var modified: Double
     }
 
-    var items: [String: Item]
+    package var items: [String: Item]
 
     /// Lists `url` recursively, without following symbolic links; `excluding` names relative
     /// paths whose subtree is left out.
-    init(of url: URL, excluding excluded: Set<String> = []) {
+    package init(of url: URL, excluding excluded: Set<String> = []) {
         items = [:]
         walk(url.path, relative: "", excluded: excluded)
     }
@@ -70,25 +70,25 @@ struct FolderListing: Equatable, CustomStringConvertible {
     }
 
     /// The relative paths of the files (not folders).
-    var files: [String] {
+    package var files: [String] {
         items.filter { !$0.value.isFolder }.keys.sorted()
     }
 
-    var description: String {
+    package var description: String {
         items.keys.sorted().map { "\($0) \(items[$0].map { "\($0.size)" } ?? "")" }.joined(separator: "\n")
     }
 }
 
 /// What `lstat` says of a path.
-struct FileStatus: Equatable {
-    var isFolder: Bool
-    var isRegularFile: Bool
-    var size: Int
+package struct FileStatus: Equatable {
+    package var isFolder: Bool
+    package var isRegularFile: Bool
+    package var size: Int
     /// The permission bits, such as `0o600`.
-    var permissions: UInt32
-    var modified: Double
+    package var permissions: UInt32
+    package var modified: Double
 
-    init?(_ path: String) {
+    package init?(_ path: String) {
         var info = stat()
         guard lstat(path, &info) == 0 else { return nil }
         let type = UInt32(info.st_mode) & UInt32(S_IFMT)

@@ -1,22 +1,21 @@
-import Foundation
-
-@testable import Strata
+package import Foundation
+import Strata
 
 /// The files of a disk folder as they are on disk, read without the storage's index: value files,
 /// temporary files, and the keys and sizes the value files record.
-struct StoreFiles {
+package struct StoreFiles {
     /// The relative paths of value files: `<1 hex>/<2 hex>/<32 hex>` with an optional `-<probe>`.
-    var records: [String] = []
+    package var records: [String] = []
     /// The relative paths of temporary files (`.tmp-…`) anywhere in the folder.
-    var temporaries: [String] = []
+    package var temporaries: [String] = []
     /// Everything else that is not a folder or the manifest.
-    var others: [String] = []
+    package var others: [String] = []
     /// The key each readable value file records, by relative path.
-    var keys: [String: String] = [:]
+    package var keys: [String: String] = [:]
     /// Each value file's size, by relative path.
-    var sizes: [String: Int] = [:]
+    package var sizes: [String: Int] = [:]
 
-    init(of folder: URL) {
+    package init(of folder: URL) {
         let listing = FolderListing(of: folder)
         for path in listing.files {
             let name = path.split(separator: "/").last.map(String.init) ?? path
@@ -35,16 +34,16 @@ struct StoreFiles {
     }
 
     /// The sum of the value files' sizes.
-    var totalSize: Int { sizes.values.reduce(0, +) }
+    package var totalSize: Int { sizes.values.reduce(0, +) }
 }
 
 /// The hexadecimal SHA-256 digest of `key`'s UTF-8 bytes, cut to 128 bits: the name of its file.
-func fileName(forKey key: String) -> String {
+package func fileName(forKey key: String) -> String {
     SHA256.hash(key.utf8).prefix(16).map { String(format: "%02x", $0) }.joined()
 }
 
 /// The relative path of `key`'s file when no other key shares its digest.
-func relativePath(forKey key: String) -> String {
+package func relativePath(forKey key: String) -> String {
     let name = fileName(forKey: key)
     return "\(name.prefix(1))/\(name.dropFirst().prefix(2))/\(name)"
 }
