@@ -231,7 +231,9 @@ struct SetCommand: AsyncParsableCommand {
     @OptionGroup var store: StoreOptions
     @Argument(help: "The key.") var key: String
     @Option(help: "Read the value from this file instead of standard input.") var file: String?
-    @Option(help: "Seconds until the value expires.") var timeToLive: Int?
+    // Unconditional, so that `--time-to-live -5` is read as a value and refused as one, rather
+    // than reported as a missing value.
+    @Option(parsing: .unconditional, help: "Seconds until the value expires.") var timeToLive: Int?
 
     func validate() throws {
         if let timeToLive, timeToLive <= 0 {

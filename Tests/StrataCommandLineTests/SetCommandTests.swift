@@ -58,16 +58,23 @@ import Testing
         #expect(!result.errors.contains("NSCocoaErrorDomain"))
     }
 
-    @Test(arguments: ["--time-to-live=-5", "--time-to-live=0"])
-    func aTimeToLiveThatIsNotPositiveIsRefusedBeforeAnythingIsStored(option: String) async throws {
+    @Test(arguments: [["--time-to-live=-5"], ["--time-to-live=0"], ["--time-to-live", "-5"]])
+    func aTimeToLiveThatIsNotPositiveIsRefusedBeforeAnythingIsStored(option: [String]) async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
 
-        let result = try await Self.strata(["set", "--folder", folder.path, "key", "--file", "/dev/null", option])
+        let result = try await Self.strata(["set", "--folder", folder.path, "key", "--file", "/dev/null"] + option)
 
         #expect(result.status != 0)
         #expect(result.errors.contains("--time-to-live takes a positive number of seconds"), "\(result.errors)")
         #expect(!FileManager.default.fileExists(atPath: folder.path + "/" + DiskStorage.manifestName))
+    }
+
+    @Test func versionIsPrinted() async throws {
+        let result = try await Self.strata(["--version"])
+
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(result.output.trimmingCharacters(in: .whitespacesAndNewlines) == "0.1.0")
     }
 }
 
