@@ -101,6 +101,10 @@ public protocol UpdatableStorage<Key, Value>: Storage {
     /// runs, the storage discards `body`'s result and runs it again on the newer value, so `body`
     /// may run more than once and should have no side effects.
     ///
+    /// A storage whose values expire keeps the lifetime of the value it changes (one stored for
+    /// 10 s still expires 10 s after it was stored); a value the update creates gets the
+    /// storage's default time to live.
+    ///
     /// - Returns: What `body` returned on the run that was committed.
     /// - Throws: ``StorageError``; when `body` throws, code ``StorageError/Code/updateAborted``
     ///   with the error as ``StorageError/underlying``, and nothing is written.

@@ -599,7 +599,9 @@ public final class PostgresStorage: Sendable {
                             """
                             INSERT INTO \(unescaped: table) (digest, key, value, expiry)
                             VALUES (sha256(\(stored)), \(stored), \(newValue), \(expiry))
-                            ON CONFLICT (digest) DO UPDATE SET value = excluded.value, expiry = excluded.expiry
+                            ON CONFLICT (digest) DO UPDATE SET value = excluded.value, expiry = CASE
+                                WHEN \(unescaped: table).expiry IS NULL OR \(unescaped: table).expiry > \(now)
+                                THEN \(unescaped: table).expiry ELSE excluded.expiry END
                             """,
                             logger: Self.logger
                         )

@@ -165,6 +165,7 @@ extension SQLiteStorage {
                         key: key,
                         value: value,
                         hadValue: current != nil,
+                        liveExpiry: read.value != nil ? .some(read.row?.expiry) : nil,
                         now: read.now
                     )
                     outcome = (true, wrote)

@@ -526,6 +526,7 @@ public final class SQLiteStorage: Sendable {
                         key: key,
                         value: value,
                         hadValue: before != nil || row != nil,
+                        liveExpiry: before != nil ? .some(row?.expiry) : nil,
                         now: now
                     )
                     return .commit
@@ -553,10 +554,18 @@ public final class SQLiteStorage: Sendable {
 
 extension SQLiteStorage {
     /// Writes an update's result inside its transaction: the value, or a removal for `nil`.
-    /// Returns whether a value was written.
-    func writeUpdated(_ db: Database, key: String, value: Data?, hadValue: Bool, now: Double) throws -> Bool {
+    /// A value that replaces a live one keeps its expiry (`liveExpiry`, whose `nil` inside means
+    /// never); a new one gets the default time to live. Returns whether a value was written.
+    func writeUpdated(
+        _ db: Database,
+        key: String,
+        value: Data?,
+        hadValue: Bool,
+        liveExpiry: Double??,
+        now: Double
+    ) throws -> Bool {
         if let value {
-            let newExpiry = expiry(timeToLive: nil, now: now)
+            let newExpiry = liveExpiry ?? expiry(timeToLive: nil, now: now)
             try db.execute(
                 sql: """
                     INSERT INTO strata_values (key, value, size, expiry, accessed) VALUES (?, ?, ?, ?, ?)

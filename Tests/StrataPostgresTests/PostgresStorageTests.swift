@@ -118,6 +118,36 @@ import Testing
         await PostgresTestServer.dispose(storage)
     }
 
+    @Test func anUpdateKeepsTheEntrysOwnLifetime() async throws {
+        let clock = ManualClock()
+        let storage = try await PostgresTestServer.storage { options in
+            options.timeToLive = .seconds(60)
+            options.clock = clock
+        }
+        try await storage.set(Data([1]), forKey: "token", timeToLive: .seconds(10))
+        try await storage.update(forKey: "token") { $0 = Data([2]) }
+        try await storage.update(forKey: "new") { $0 = Data([3]) }
+        // An expired entry that an update finds is replaced as a new one, with the default.
+        try await storage.set(Data([4]), forKey: "expired", timeToLive: .seconds(1))
+        clock.advance(by: .seconds(2))
+        try await storage.update(forKey: "expired") { $0 = ($0 == nil) ? Data([5]) : Data([6]) }
+
+        clock.advance(by: .seconds(7))
+        #expect(try await storage.value(forKey: "token") == Data([2]))
+        clock.advance(by: .seconds(1))
+        #expect(try await storage.value(forKey: "token") == nil)
+        #expect(try await storage.value(forKey: "expired") == Data([5]))
+        clock.advance(by: .seconds(49))
+        #expect(try await storage.value(forKey: "new") == Data([3]))
+        #expect(try await storage.value(forKey: "expired") == Data([5]))
+        clock.advance(by: .seconds(2))
+        #expect(try await storage.value(forKey: "new") == nil)
+        #expect(try await storage.value(forKey: "expired") == Data([5]))
+        clock.advance(by: .seconds(1))
+        #expect(try await storage.value(forKey: "expired") == nil)
+        await PostgresTestServer.dispose(storage)
+    }
+
     @Test func batchesWriteAndReadManyValuesAtOnce() async throws {
         let storage = try await PostgresTestServer.storage()
         let values = Dictionary(uniqueKeysWithValues: (0..<500).map { ("key\($0)", Data("\($0)".utf8)) })

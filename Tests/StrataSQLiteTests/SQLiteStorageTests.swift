@@ -267,4 +267,33 @@ import Testing
 
         await #expect(try first.value(forKey: "count") == Data("100".utf8))
     }
+
+    @Test func anUpdateKeepsTheEntrysOwnLifetime() async throws {
+        var options = SQLiteStorage.Options()
+        options.timeToLive = .seconds(60)
+        let storage = try open(options)
+        // The synchronous update, the set before it and the reads, off the async overloads.
+        func synchronously() throws {
+            try storage.set(Data([1]), forKey: "sync", timeToLive: .seconds(10))
+            try storage.set(Data([1]), forKey: "async", timeToLive: .seconds(10))
+            try storage.update(forKey: "sync") { $0 = Data([2]) }
+            try storage.update(forKey: "new") { $0 = Data([3]) }
+        }
+        func read(_ key: String) throws -> Data? {
+            try storage.value(forKey: key)
+        }
+        try synchronously()
+        try await storage.update(forKey: "async") { $0 = Data([2]) }
+
+        clock.advance(by: .seconds(9))
+        #expect(try read("sync") == Data([2]))
+        #expect(try read("async") == Data([2]))
+        clock.advance(by: .seconds(1))
+        #expect(try read("sync") == nil)
+        #expect(try read("async") == nil)
+        clock.advance(by: .seconds(49))
+        #expect(try read("new") == Data([3]))
+        clock.advance(by: .seconds(1))
+        #expect(try read("new") == nil)
+    }
 }

@@ -939,7 +939,9 @@ public final class DiskStorage: Sendable {
             let current = try find(key, digest: digest, stripeHeld: true)
             guard current?.header == before?.header else { return false }
             if let value {
-                try setLocked(value, key: key, digest: digest, now: read.now, removed: &removed)
+                // A value that replaces a live one keeps its expiry; a new one gets the default.
+                let expiry = read.value != nil ? before?.header.expiry : nil
+                try setLocked(value, key: key, digest: digest, now: read.now, expiry: expiry, removed: &removed)
             } else if let current {
                 try removeFile(relativePath: current.relativePath, digest: digest, key: key)
                 forget(key, countingMiss: false)
@@ -966,13 +968,14 @@ public final class DiskStorage: Sendable {
         key: String,
         digest: String,
         now: Double,
+        expiry: Double?,
         removed: inout Removed
     ) throws(StorageError) {
         let header = DiskRecordHeader(
             key: key,
             payloadLength: value.count,
             created: now,
-            expiry: options.timeToLive.map { now + $0.timeInterval } ?? .infinity,
+            expiry: expiry ?? options.timeToLive.map { now + $0.timeInterval } ?? .infinity,
             payloadChecksum: XXHash64.hash(value)
         )
         let size = header.size + value.count

@@ -292,7 +292,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         while true {
             var removed = Removed()
             let now = now()
-            let (current, version) = cache.versionedValue(forKey: key, now: now)
+            let (current, version, currentExpiry) = cache.versionedValue(forKey: key, now: now)
             var updated = current
             let result: Result
             do {
@@ -307,7 +307,8 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
                 )
             }
             let newCost = updated.map(cost)
-            let expiry = expiry(for: nil)
+            // A value that replaces a live one keeps its lifetime; a new one gets the default.
+            let expiry = current != nil ? currentExpiry : expiry(for: nil)
             let committed = cache.commit(
                 updated,
                 forKey: key,

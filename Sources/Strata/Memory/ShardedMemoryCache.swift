@@ -125,16 +125,17 @@ final class ShardedMemoryCache<Key: Hashable, Value> {
         return value
     }
 
-    /// Returns the live value and its version (0 when absent) without counting a hit or a miss.
-    func versionedValue(forKey key: Key, now: Double) -> (Value?, UInt64) {
+    /// Returns the live value, its version (0 when absent) and its expiry without counting a
+    /// hit or a miss.
+    func versionedValue(forKey key: Key, now: Double) -> (value: Value?, version: UInt64, expiry: Double) {
         let hash = key.hashValue
         let found = withShard(shardIndex(ofHash: hash)) { $0.entries[key] }
-        guard let found else { return (nil, 0) }
+        guard let found else { return (nil, 0, .infinity) }
         guard found.expiry > now else {
             removeExpired(forKey: key, hash: hash, version: found.version)
-            return (nil, 0)
+            return (nil, 0, .infinity)
         }
-        return (found.value, found.version)
+        return (found.value, found.version, found.expiry)
     }
 
     /// Whether a live value is stored for `key`; not counted as a use.
