@@ -194,10 +194,15 @@ struct ListCommand: AsyncParsableCommand {
             let age = formatAge(since: entry.lastAccess)
             let expiry = entry.expiry.map { " expires in \(formatAge(since: Date(), now: $0))" } ?? ""
             print(
-                "\(formatBytes(entry.size).padding(toLength: 10, withPad: " ", startingAt: 0)) \(age.padding(toLength: 5, withPad: " ", startingAt: 0)) \(entry.key)\(expiry)"
+                "\(formatBytes(entry.valueSize).padding(toLength: 10, withPad: " ", startingAt: 0)) \(age.padding(toLength: 5, withPad: " ", startingAt: 0)) \(entry.key)\(expiry)"
             )
         }
-        print("\(entries.count) values, \(formatBytes(storage.totalSize))")
+        // Sizes are the values'; the files add a header each (56 bytes and the key).
+        let values = entries.reduce(0) { $0 + $1.valueSize }
+        print(
+            "\(entries.count) values, \(formatBytes(values)) of values, "
+                + "\(formatBytes(storage.totalSize)) on disk with headers"
+        )
     }
 }
 
@@ -306,14 +311,19 @@ struct StatsCommand: AsyncParsableCommand {
             let entries = storage.entries()
             print("folder:        \(storage.url.path)")
             print("values:        \(entries.count)")
-            print("size:          \(formatBytes(storage.totalSize)) (\(storage.totalSize) bytes)")
+            let values = storage.entries().reduce(0) { $0 + $1.valueSize }
+            print(
+                "size:          \(formatBytes(storage.totalSize)) on disk, headers included "
+                    + "(\(storage.totalSize) bytes; \(formatBytes(values)) of values)"
+            )
             if let oldest = entries.min(by: { $0.lastAccess < $1.lastAccess }) {
                 print("least recent:  \(oldest.key) (\(formatAge(since: oldest.lastAccess)) ago)")
             }
             let expiring = entries.filter { $0.expiry != nil }.count
             print("expiring:      \(expiring)")
             print("damaged files: \(storage.statistics.damagedFiles) (run 'strata verify' for details)")
-            print("figures, named as StorageMetrics reports them:")
+            print("figures, named as StorageMetrics reports them; hits, misses, writes, evictions and")
+            print("rejections count what this command did, as each process counts its own:")
             for (name, value) in storage.statistics.figures {
                 let text = name == "hit_ratio" ? String(format: "%.3f", value) : String(Int64(value))
                 print("  \(name.padding(toLength: 26, withPad: " ", startingAt: 0)) \(text)")

@@ -129,3 +129,30 @@ import Testing
         #expect(try await DiskStorage(url: folder.url).value(forKey: "present") == nil)
     }
 }
+
+@Suite struct ListCommandTests {
+    @Test func sizesAreTheValuesAndTheTotalSaysWhatTheHeadersAdd() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let storage = try DiskStorage(url: folder.url)
+        try await storage.set(Data("hello".utf8), forKey: "greeting")
+        try await storage.set(Data(repeating: 7, count: 2048), forKey: "blob")
+        let executable = try #require(StrataExecutable.url())
+
+        let result = await Shell.run([executable.path, "ls", "--folder", folder.path])
+        let lines = result.output.split(separator: "\n").map(String.init)
+
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(lines.contains { $0.hasPrefix("5 B ") && $0.hasSuffix("greeting") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("2.0 KiB ") && $0.hasSuffix("blob") }, "\(lines)")
+        let headers = 2 * 56 + "greeting".utf8.count + "blob".utf8.count
+        #expect(
+            lines.last == "2 values, 2.0 KiB of values, \(formatted(2053 + headers)) on disk with headers",
+            "\(lines)"
+        )
+    }
+
+    private func formatted(_ bytes: Int) -> String {
+        String(format: "%.1f KiB", Double(bytes) / 1024)
+    }
+}

@@ -25,5 +25,14 @@ import Testing
         #expect(entries?.hasSuffix(" 2") == true)
         let bytes = text.split(separator: "\n").first { $0.hasPrefix("  bytes ") }
         #expect(bytes?.hasSuffix(" \(storage.totalSize)") == true)
+        // The size says what it includes, and the counters say whose they are.
+        let headers = 2 * 56 + 2
+        #expect(
+            text.contains(
+                "size:          \(30 + headers) B on disk, headers included (\(30 + headers) bytes; 30 B of values)"
+            ),
+            "\(text)"
+        )
+        #expect(text.contains("as each process counts its own"), "\(text)")
     }
 }

@@ -490,6 +490,10 @@ public final class DiskStorage: Sendable {
         public var key: String
         /// The size of its file, header included.
         public var size: Int
+        /// The size of the value alone: the file's size less its header (56 bytes and the key).
+        public var valueSize: Int {
+            max(size - DiskRecordHeader.fixedSize - key.utf8.count, 0)
+        }
         /// When it was last written or (to within ``Options/recencyResolution``) read.
         public var lastAccess: Date
         /// When it expires, or `nil` for never.
