@@ -57,7 +57,18 @@ step "Running every test suite in one run (a bare swift test)"
 # thread in a blocking call (synchronous file, database and CPU-heavy suites run on the tests' own
 # threads through the .onTestThreads trait; child processes are awaited there too), and deadlines
 # fire from a Dispatch timer, so the time-limit tests hold while the stress suites run beside them.
-swift test --skip-build 2>&1 | tee "$log_dir/test.log"
+# A run takes about a minute here; a hung one is stopped (with every process of its group) and
+# reported instead of holding the machine until an outer limit ends it.
+set +e
+timeout --kill-after=30 1800 swift test --skip-build 2>&1 | tee "$log_dir/test.log"
+status=${PIPESTATUS[0]}
+set -e
+if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
+    echo "The test run did not end within 30 minutes and was stopped." >&2
+    exit 1
+elif [ "$status" -ne 0 ]; then
+    exit "$status"
+fi
 
 if [ "$skip_tsan" = 0 ]; then
     step "Running the stress tests under ThreadSanitizer"
@@ -65,7 +76,7 @@ if [ "$skip_tsan" = 0 ]; then
     # the runner still prints that the tests passed.
     set +e
     TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
-        swift test --sanitize=thread --scratch-path .build-tsan --filter "StressTests|MemoryStorageConcurrencyTests" 2>&1 | tee "$log_dir/tsan.log"
+        timeout --kill-after=30 2400 swift test --sanitize=thread --scratch-path .build-tsan --filter "StressTests|MemoryStorageConcurrencyTests" 2>&1 | tee "$log_dir/tsan.log"
     status=${PIPESTATUS[0]}
     set -e
     if grep -q 'WARNING: ThreadSanitizer' "$log_dir/tsan.log"; then

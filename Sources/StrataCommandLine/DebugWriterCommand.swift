@@ -16,7 +16,9 @@ import Darwin
 /// Set number `n` (counting from `--first-counter`) writes key `key-<n mod keys>` with
 /// ``DebugValue/make(key:counter:)``, whose content a reader can check byte for byte. It prints
 /// `ready` once the folder is open. With `--ack-file`, each set that returned is then recorded by
-/// appending `key counter` and a newline to that file in one `write`.
+/// appending `key counter` and a newline to that file in one `write`. The writer exits as soon as
+/// the process that started it is gone, so a test run that dies never leaves writers behind (they
+/// would hold the run's output open and keep it from ending).
 struct DebugWriterCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "debug-writer",
@@ -37,6 +39,7 @@ struct DebugWriterCommand: ParsableCommand {
     }
 
     func run() throws {
+        let parent = getppid()
         let storage = try DiskStorage(
             url: URL(fileURLWithPath: folder),
             options: DiskStorage.Options(isDurable: durable)
@@ -52,6 +55,8 @@ struct DebugWriterCommand: ParsableCommand {
         FileHandle.standardOutput.write(Data("ready\n".utf8))
         var counter = firstCounter
         while iterations == 0 || counter < firstCounter + iterations {
+            // Orphaned: whoever started the writer died without stopping it.
+            if getppid() != parent { return }
             let key = "key-\(counter % keys)"
             try storage.set(DebugValue.make(key: key, counter: counter), forKey: key)
             if acknowledgements >= 0 {

@@ -113,7 +113,7 @@ import Darwin
             writer.crash()
             let status = await writer.waitForExit()
 
-            #expect(status == SIGKILL, "the writer was killed, not finished")
+            #expect(status == .signaled(SIGKILL), "the writer was killed, not finished")
             // Opening, reading every value and parsing the acknowledgements block on files: on
             // the tests' own threads, never the cooperative pool.
             let (reopened, temporaries, counters, acknowledged) = try await TestThreads.run { () throws in

@@ -39,45 +39,17 @@ enum WrittenValue {
 
 /// A running `strata debug-writer`. Any task may use it.
 final class WriterProcess: Sendable {
-    private let process: Process
-    private let exited: AsyncStream<Int32>
-    private let hasExited = Flag()
-    let pid: Int32
+    private let child: ChildProcess
 
     /// Whether the writer has not exited yet.
-    var isRunning: Bool { !hasExited.isRaised }
+    var isRunning: Bool { child.isRunning }
 
     /// Starts `strata debug-writer` with `arguments` and returns once it has opened the folder.
     init(_ executable: URL, arguments: [String]) async throws {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["debug-writer"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        let (exited, continuation) = AsyncStream<Int32>.makeStream()
-        let hasExited = hasExited
-        process.terminationHandler = { process in
-            hasExited.raise()
-            continuation.yield(process.terminationStatus)
-            continuation.finish()
-        }
-        try process.run()
-        self.process = process
-        self.exited = exited
-        pid = process.processIdentifier
-        // Wait for "ready" (or end of output, if the writer failed) on another thread.
-        let reading = output.fileHandleForReading
-        let line: String = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                var bytes = Data()
-                while !bytes.contains(UInt8(ascii: "\n")) {
-                    let chunk = reading.availableData
-                    if chunk.isEmpty { break }
-                    bytes += chunk
-                }
-                continuation.resume(returning: String(decoding: bytes, as: UTF8.self))
-            }
-        }
+        child = try ChildProcess([executable.path, "debug-writer"] + arguments, standardOutput: .pipe)
+        // "ready", or the end of the output if the writer failed.
+        var lines = child.lines.makeAsyncIterator()
+        let line = await lines.next() ?? ""
         guard line.hasPrefix("ready") else {
             throw WriterFailure(description: "strata debug-writer did not start: '\(line)'")
         }
@@ -85,13 +57,12 @@ final class WriterProcess: Sendable {
 
     /// Kills the writer with `SIGKILL`, wherever it is.
     func crash() {
-        kill(pid, SIGKILL)
+        child.signal(SIGKILL)
     }
 
-    /// Waits for the writer to exit and returns its status.
-    func waitForExit() async -> Int32 {
-        for await status in exited { return status }
-        return process.terminationStatus
+    /// Waits for the writer to exit and returns how it ended.
+    func waitForExit() async -> ChildProcess.Termination {
+        await child.waitForExit()
     }
 }
 

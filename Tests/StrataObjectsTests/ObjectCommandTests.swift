@@ -8,30 +8,8 @@ import Testing
     /// Runs the `strata` executable the test target depends on.
     private func strata(_ arguments: [String]) async throws -> (status: Int32, output: String, error: String) {
         let executable = try #require(Self.executable(), "the strata executable was not built")
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let output = Pipe()
-        let error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        let (exited, continuation) = AsyncStream<Int32>.makeStream()
-        process.terminationHandler = {
-            continuation.yield($0.terminationStatus)
-            continuation.finish()
-        }
-        try process.run()
-        // Read on the tests' own threads: a blocking read on the cooperative pool holds one of its
-        // two threads, and a pipe that a process spawned meanwhile by another test inherited
-        // reaches EOF only when that test ends its process, which it could not do with both
-        // threads held (a CI run hung so).
-        async let outputData = TestThreads.run { output.fileHandleForReading.readDataToEndOfFile() }
-        async let errorData = TestThreads.run { error.fileHandleForReading.readDataToEndOfFile() }
-        var status: Int32 = -1
-        for await code in exited { status = code }
-        return (
-            status, String(decoding: await outputData, as: UTF8.self), String(decoding: await errorData, as: UTF8.self)
-        )
+        let result = await Shell.run([executable.path] + arguments)
+        return (result.status, result.output, result.errors)
     }
 
     private static func executable(filePath: String = #filePath) -> URL? {

@@ -63,7 +63,10 @@ import Testing
                     + "reconnected \(ContinuousClock.now - restarted) after the restart; \(acknowledged.count) acknowledged writes"
             )
             #expect(errors.count == 3, "the writer saw errors, not a hang")
-            #expect(errors.allSatisfy { $0.code == .io || $0.code == .closed }, "\(errors)")
+            // A write sent as the server dies fails as `.io` or `.closed` when the connection drops,
+            // or as `.timedOut` when a dying backend holds it unanswered past the 2-second limit
+            // (seen on a loaded machine): each is a clear, prompt error, never a hang.
+            #expect(errors.allSatisfy { [.io, .closed, .timedOut].contains($0.code) }, "\(errors)")
             #expect(failedAfter < .seconds(15), "three failed writes took \(failedAfter)")
             #expect(readError?.code == .io, "\(String(describing: readError))")
             #expect(reconnected == Data("value-0".utf8), "the storage reconnected after the restart")

@@ -25,13 +25,19 @@ import Testing
     @Test func aChangeInOneProcessDropsTheKeyFromTheOthersMemory() async throws {
         let storage = try await PostgresTestServer.storage()
         let executable = try #require(StrataExecutable.url(), "the strata executable is not built next to the tests")
-        let other = try LineProcess(
-            executable: executable,
-            arguments: [
-                "debug-shared-cache", "--postgres", try PostgresTestServer.url(), "--table", storage.options.table,
-            ]
+        let other = try ChildProcess(
+            [
+                executable.path, "debug-shared-cache", "--postgres", try PostgresTestServer.url(), "--table",
+                storage.options.table,
+            ],
+            standardInput: .pipe,
+            standardOutput: .pipe
         )
-        defer { other.stop() }
+        // It quits on "quit" or at the end of its input; nothing the test checks comes after.
+        defer {
+            other.send("quit")
+            other.closeInput()
+        }
         var lines = other.lines.makeAsyncIterator()
         _ = try await Self.next(in: &lines) { $0 == "ready" }
         let cache = try await storage.sharedCache()
