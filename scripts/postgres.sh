@@ -10,7 +10,8 @@
 # `start` installs Debian's `postgresql` package when no `initdb` is found (under
 # /usr/lib/postgresql/*/bin or on PATH), runs `initdb -A trust` in a new temporary folder (or
 # FOLDER, or $STRATA_POSTGRES_DIR) as an unprivileged user when run as root (initdb refuses
-# root), and starts the server on a free port with fsync off, listening on 127.0.0.1 only. It
+# root), and starts the server on a free port with fsync off, listening on 127.0.0.1 only, with
+# TLS on under a self-signed certificate for localhost (FOLDER/root.crt, to trust it). It
 # creates the database `strata` and prints STRATA_POSTGRES_URL and STRATA_POSTGRES_DIR. FOLDER
 # defaults to $STRATA_POSTGRES_DIR. Messages go to standard error; standard output carries only
 # the exports. Exits non-zero, saying why, when the server cannot be started.
@@ -81,10 +82,29 @@ print_env() {
     printf 'export STRATA_POSTGRES_DIR=%q\n' "$folder"
 }
 
+# A self-signed certificate for "localhost" (and 127.0.0.1), so the server also accepts TLS: the
+# tests of sslmode connect with it and check it. Clients that do not ask for TLS are unaffected.
+make_certificate() {
+    local folder=$1
+    if ! command -v openssl >/dev/null 2>&1; then
+        command -v apt-get >/dev/null 2>&1 || fail "openssl is not installed: install it and try again"
+        say "installing openssl"
+        apt-get install -y -qq openssl >&2 || fail "cannot install openssl"
+    fi
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=localhost" \
+        -addext "subjectAltName=DNS:localhost" \
+        -keyout "$folder/data/server.key" -out "$folder/data/server.crt" >"$folder/openssl.log" 2>&1 \
+        || { cat "$folder/openssl.log" >&2; fail "openssl could not make the server's certificate"; }
+    chmod 600 "$folder/data/server.key"
+    [ "$(id -u)" -eq 0 ] && chown "$server_user" "$folder/data/server.key" "$folder/data/server.crt"
+    cp "$folder/data/server.crt" "$folder/root.crt"
+}
+
 start_server() {
-    local folder=$1 port=$2
+    local folder=$1 port=$2 tls=""
+    [ -f "$folder/data/server.crt" ] && tls="-c ssl=on"
     as_user "$bin/pg_ctl" -D "$folder/data" -l "$folder/server.log" -w -t 30 \
-        -o "-c listen_addresses=127.0.0.1 -p $port -k $folder -c fsync=off -c full_page_writes=off -c max_connections=300" \
+        -o "-c listen_addresses=127.0.0.1 -p $port -k $folder -c fsync=off -c full_page_writes=off -c max_connections=300 $tls" \
         start >&2
 }
 
@@ -110,6 +130,7 @@ start)
     [ "$(id -u)" -eq 0 ] && chown "$server_user" "$folder"
     as_user "$bin/initdb" -A trust -U postgres -E UTF8 --locale=C --no-sync -D "$folder/data" >"$folder/initdb.log" 2>&1 \
         || { cat "$folder/initdb.log" >&2; fail "initdb failed in $folder"; }
+    make_certificate "$folder"
     started=0
     for _ in 1 2 3 4 5 6 7 8; do
         port=$((20000 + RANDOM % 40000))

@@ -96,7 +96,14 @@ struct Demo: AsyncParsableCommand {
                 ?? FileManager.default.temporaryDirectory.appendingPathComponent("strata-demo-\(UUID().uuidString)")
             try await runRounds(source: source, layer: "a DiskStorage (\(folderURL.path))") {
                 let disk = try DiskStorage(url: folderURL)
-                return Layer(storage: disk, hits: { disk.statistics.hits }, describe: { "\(disk.statistics)" })
+                // Said as the SQLite and PostgreSQL layers say it, with what the size counts.
+                return Layer(storage: disk, hits: { disk.statistics.hits }) {
+                    let statistics = disk.statistics
+                    let percent = (statistics.hitRatio * 1000).rounded() / 10
+                    return "\(statistics.count) values, \(disk.totalSize) bytes on disk with headers; "
+                        + "\(statistics.hits) hits, \(statistics.misses) misses (\(percent)%), \(statistics.writes) writes, "
+                        + "\(statistics.evictions) evictions, \(statistics.expirations) expirations"
+                }
             }
             if folder == nil {
                 try? FileManager.default.removeItem(at: folderURL)

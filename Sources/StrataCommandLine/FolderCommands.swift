@@ -70,7 +70,9 @@ struct StoreOptions: ParsableArguments {
             }
             return .sqlite(try SQLiteStorage(path: sqlite))
         }
-        return .postgres(try await PostgresStorage(url: postgres ?? "", options: .init(table: table)))
+        var options = PostgresStorage.Options(table: table)
+        options.createsTable = creating
+        return .postgres(try await PostgresStorage(url: postgres ?? "", options: options))
     }
 }
 
@@ -98,6 +100,20 @@ enum OpenedStore {
             let keys = try await shared.keys()
             let values = try await shared.values(forKeys: keys)
             return values.map { ($0.key, $0.value.count) }.sorted { $0.key < $1.key }
+        }
+    }
+
+    /// Where a database store is, and its totals (each value counted with its key).
+    func databaseTotals() async throws -> (place: String, count: Int, byteCount: Int) {
+        switch self {
+        case .disk(let disk):
+            return ("folder:        \(disk.url.path)", disk.entries().count, disk.totalSize)
+        case .sqlite(let database):
+            let statistics = try await database.statistics()
+            return ("sqlite file:   \(database.path)", statistics.count, statistics.byteCount)
+        case .postgres(let shared):
+            let statistics = try await shared.statistics()
+            return ("postgres:      table \(shared.options.table)", statistics.count, statistics.byteCount)
         }
     }
 
@@ -185,7 +201,12 @@ struct ListCommand: AsyncParsableCommand {
             for entry in sizes {
                 print("\(formatBytes(entry.size).padding(toLength: 10, withPad: " ", startingAt: 0)) \(entry.key)")
             }
-            print("\(sizes.count) values, \(formatBytes(sizes.reduce(0) { $0 + $1.size }))")
+            // The database's totals (what `stats` shows) count each key's bytes with its value's.
+            let values = sizes.reduce(0) { $0 + $1.size }
+            let keys = sizes.reduce(0) { $0 + $1.key.utf8.count }
+            print(
+                "\(sizes.count) values, \(formatBytes(values)) of values, \(formatBytes(values + keys)) with their keys"
+            )
             await opened.close()
             return
         }
@@ -297,16 +318,11 @@ struct StatsCommand: AsyncParsableCommand {
     func run() async throws {
         let opened = try await store.open()
         switch opened {
-        case .sqlite(let database):
-            let statistics = try await database.statistics()
-            print("sqlite file:   \(database.path)")
-            print("values:        \(statistics.count)")
-            print("size:          \(formatBytes(statistics.byteCount)) (\(statistics.byteCount) bytes)")
-        case .postgres(let shared):
-            let statistics = try await shared.statistics()
-            print("postgres:      table \(shared.options.table)")
-            print("values:        \(statistics.count)")
-            print("size:          \(formatBytes(statistics.byteCount)) (\(statistics.byteCount) bytes)")
+        case .sqlite, .postgres:
+            let (place, count, byteCount) = try await opened.databaseTotals()
+            print(place)
+            print("values:        \(count)")
+            print("size:          \(formatBytes(byteCount)) of keys and values (\(byteCount) bytes)")
         case .disk(let storage):
             let entries = storage.entries()
             print("folder:        \(storage.url.path)")

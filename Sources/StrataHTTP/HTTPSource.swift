@@ -84,8 +84,9 @@ public struct HTTPSource: AsyncProvider {
             transport, HTTPTransportLimits(timeout: timeout, maximumBodyByteCount: maximumBodyByteCount)
         )
         // A transport that keeps the limit itself reports what it saw then; the source waits for
-        // it, and gives up only on one that is late by as long again.
-        let limit = transport.enforcesTimeout ? timeout + max(timeout, .seconds(1)) : timeout
+        // it, and gives up only on one that is late by as long again, or five seconds (a loaded
+        // machine delays the transport's answer by more than a second; one CI run saw it).
+        let limit = transport.enforcesTimeout ? timeout + max(timeout, .seconds(5)) : timeout
         let outcome = await Deadline.race(within: limit) { () async throws -> HTTPTransportResponse in
             try await transport.send(request, limits: limits)
         }

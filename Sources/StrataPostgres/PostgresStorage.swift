@@ -1,6 +1,7 @@
 public import Foundation
 import Logging
 import NIOCore
+import NIOSSL
 public import PostgresNIO
 public import Strata
 import Synchronization
@@ -51,13 +52,20 @@ public final class PostgresStorage: Sendable {
     private let server: String
     static let logger = Logger(label: "Strata.PostgresStorage", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    /// Connects to the server at `url` (`postgres://user[:password]@host[:port]/database`,
-    /// optionally with `?sslmode=disable|prefer|require`; `disable` by default) and creates the
-    /// table when it is missing.
+    /// Connects to the server at `url` (`postgres://user[:password]@host[:port]/database`) and
+    /// creates the table when it is missing.
+    ///
+    /// The URL's `sslmode` means what it means to libpq: `disable` (the default) never encrypts;
+    /// `allow` and `prefer` encrypt when the server offers it; `require` always encrypts, without
+    /// checking the server's certificate; `verify-ca` also checks that the certificate chains to a
+    /// trusted root; `verify-full` also checks that it names the host. `sslrootcert=<file>`
+    /// trusts the roots in that PEM file instead of the system's (and makes `require` check the
+    /// chain, as in libpq).
     ///
     /// - Throws: `StorageError` code `StorageError.Code.invalidConfiguration` for a URL or
     ///   option it cannot use, `StorageError.Code.io` when the server cannot be reached within
-    ///   ``Options/operationTimeout`` or refuses the table.
+    ///   ``Options/operationTimeout`` or refuses the table, `StorageError.Code.notFound` when
+    ///   the table is missing and ``Options/createsTable`` is `false`.
     public convenience init(url: String, options: Options = Options()) async throws(StorageError) {
         let configuration = try Self.configuration(from: url)
         try await self.init(configuration: configuration, options: options)
@@ -97,12 +105,20 @@ public final class PostgresStorage: Sendable {
         )
         self.table = options.table
         self.server = "\(configuration.host ?? configuration.unixSocketPath ?? "?"):\(configuration.port ?? 5432)"
-        let client = PostgresClient(configuration: configuration)
+        // postgres-nio's own messages (connections opened, lost and retried) go to the same logger.
+        let client = PostgresClient(
+            configuration: configuration,
+            backgroundLogger: options.logger ?? Self.logger
+        )
         self.client = client
         // Runs the pool until close() or deinit cancels it.
         self.runner = Task { await client.run() }
         do {
-            try await createTable()
+            if options.createsTable {
+                try await createTable()
+            } else {
+                try await requireTable()
+            }
         } catch {
             runner.cancel()
             throw error
@@ -147,12 +163,17 @@ public final class PostgresStorage: Sendable {
         }
         let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
         let mode = components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? "disable"
+        let rootCertificate = components.queryItems?.first(where: { $0.name == "sslrootcert" })?.value
+        guard let security = TransportSecurity(mode: mode, rootCertificate: rootCertificate) else {
+            throw invalid(
+                "unknown sslmode '\(mode)' in '\(url)' (use disable, allow, prefer, require, verify-ca or verify-full)"
+            )
+        }
         let tls: PostgresClient.Configuration.TLS
-        switch mode {
-        case "disable": tls = .disable
-        case "prefer", "allow": tls = .prefer(.makeClientConfiguration())
-        case "require", "verify-ca", "verify-full": tls = .require(.makeClientConfiguration())
-        default: throw invalid("unknown sslmode '\(mode)' in '\(url)'")
+        switch security.policy {
+        case .disable: tls = .disable
+        case .prefer: tls = .prefer(security.tlsConfiguration)
+        case .require: tls = .require(security.tlsConfiguration)
         }
         return PostgresClient.Configuration(
             host: host,
@@ -162,6 +183,40 @@ public final class PostgresStorage: Sendable {
             database: database.isEmpty ? nil : database,
             tls: tls
         )
+    }
+
+    /// What libpq's `sslmode` asks of the connection, with the certificate checks it implies.
+    struct TransportSecurity {
+        enum Policy { case disable, prefer, require }
+
+        var policy: Policy
+        /// How the server's certificate is checked: not at all (`allow`, `prefer`, `require`),
+        /// its chain (`verify-ca`), its chain and host name (`verify-full`).
+        var verification: CertificateVerification
+        /// Where trusted roots come from: `sslrootcert`'s file, else the system's.
+        var trustRoots: NIOSSLTrustRoots
+
+        /// The security `mode` names, or `nil` for a mode libpq does not have. As in libpq,
+        /// `require` with a root certificate checks the chain, as `verify-ca` does.
+        init?(mode: String, rootCertificate: String?) {
+            trustRoots = rootCertificate.map { .file($0) } ?? .default
+            switch mode {
+            case "disable": (policy, verification) = (.disable, .none)
+            case "allow", "prefer": (policy, verification) = (.prefer, .none)
+            case "require":
+                (policy, verification) = (.require, rootCertificate == nil ? .none : .noHostnameVerification)
+            case "verify-ca": (policy, verification) = (.require, .noHostnameVerification)
+            case "verify-full": (policy, verification) = (.require, .fullVerification)
+            default: return nil
+            }
+        }
+
+        var tlsConfiguration: TLSConfiguration {
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            configuration.certificateVerification = verification
+            configuration.trustRoots = trustRoots
+            return configuration
+        }
     }
 
     // MARK: Running operations
@@ -257,6 +312,23 @@ public final class PostgresStorage: Sendable {
     }
 
     // MARK: Schema
+
+    /// Fails with `notFound` unless the table exists.
+    private func requireTable() async throws(StorageError) {
+        let table = table
+        let exists = try await perform("cannot look for the table \(table)", key: nil) { connection in
+            let rows = try await connection.query("SELECT to_regclass(\(table)) IS NOT NULL", logger: Self.logger)
+            for try await exists in rows.decode(Bool.self) { return exists }
+            return false
+        }
+        guard exists else {
+            throw StorageError(
+                .notFound,
+                storage: name,
+                message: "there is no table \(table) at \(server): nothing was read or created"
+            )
+        }
+    }
 
     private func createTable() async throws(StorageError) {
         let table = table

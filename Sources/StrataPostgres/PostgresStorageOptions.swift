@@ -23,9 +23,14 @@ extension PostgresStorage {
         public var clock: any StorageClock = SystemClock()
         /// Where the storage reports what a user must hear about and no call returns: a
         /// ``SharedCache`` that lost its listening connection (at `.warning`) and that
-        /// reconnected (at `.notice`, with the reason and the number of attempts). Never keys or
-        /// values. `nil` (the default) logs nothing.
+        /// reconnected (at `.notice`, with the reason and the number of attempts), and
+        /// postgres-nio's own messages about its connections (a connection that failed, and why,
+        /// at `.debug` and above). Never keys or values. `nil` (the default) logs nothing.
         public var logger: Logger?
+        /// Whether opening creates the table (and its trigger) when it is missing. `true` by
+        /// default; a tool that only reads sets it to `false`, so that a mistyped table name
+        /// fails with `StorageError.Code.notFound` instead of creating an empty table.
+        public var createsTable = true
         /// Metrics under a label prefix, through swift-metrics: for now the `reconnects` counter
         /// of ``SharedCache``'s listening connection. `nil` (the default) reports nothing.
         public var metrics: StorageMetrics?
@@ -57,7 +62,7 @@ extension PostgresStorage {
         public init() {}
 
         public var description: String {
-            "\(count) values, \(byteCount) bytes; \(hits) hits, \(misses) misses, \(writes) writes"
+            "\(count) values, \(byteCount) bytes of keys and values; \(hits) hits, \(misses) misses, \(writes) writes"
         }
     }
 }

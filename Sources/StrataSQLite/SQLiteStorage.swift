@@ -65,9 +65,15 @@ public final class SQLiteStorage: Sendable {
         if let timeToLive = options.timeToLive, timeToLive <= .zero {
             throw invalid("timeToLive must be positive, got \(timeToLive)")
         }
+        if options.maximumReaderCount < 1 {
+            throw invalid("maximumReaderCount must be at least 1, got \(options.maximumReaderCount)")
+        }
         var configuration = Configuration()
         configuration.label = "Strata.SQLiteStorage"
         configuration.busyMode = .timeout(options.busyTimeout.timeInterval)
+        configuration.qos = options.qualityOfService
+        configuration.maximumReaderCount = options.maximumReaderCount
+        configuration.observesSuspensionNotifications = options.observesSuspensionNotifications
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
             try pool.writeWithoutTransaction { db in
@@ -79,6 +85,22 @@ public final class SQLiteStorage: Sendable {
         } catch {
             throw Self.openError(error, path: path)
         }
+    }
+
+    /// Suspends every storage of the process opened with
+    /// ``Options/observesSuspensionNotifications``: until ``resumeAll()``, they take no database
+    /// lock, so iOS can suspend the app without killing it for holding one. Call it when the app
+    /// is about to be suspended; reads still answer, writes fail with `StorageError.Code.io`.
+    ///
+    /// It posts GRDB's `Database.suspendNotification`, so other GRDB databases of the process
+    /// that observe it suspend too.
+    public static func suspendAll() {
+        NotificationCenter.default.post(name: Database.suspendNotification, object: nil)
+    }
+
+    /// Lets the storages ``suspendAll()`` suspended take locks again.
+    public static func resumeAll() {
+        NotificationCenter.default.post(name: Database.resumeNotification, object: nil)
     }
 
     /// Closes the database; later calls throw. Calling it again does nothing.

@@ -1,3 +1,4 @@
+public import Dispatch
 public import Strata
 
 extension SQLiteStorage {
@@ -20,6 +21,20 @@ extension SQLiteStorage {
         public var busyTimeout: Duration = .seconds(5)
         /// The time source for access and expiry times.
         public var clock: any StorageClock = SystemClock()
+        /// The quality of service of the database's own queues, where every statement runs.
+        /// `.userInitiated` by default; a cache an app fills in the background may use `.utility`.
+        public var qualityOfService: DispatchQoS = .userInitiated
+        /// How many connections may read at once (reads never wait for a write). Five by
+        /// default; at least one.
+        public var maximumReaderCount = 5
+        /// Whether the storage stops taking database locks while the process is suspended, between
+        /// ``SQLiteStorage/suspendAll()`` and ``SQLiteStorage/resumeAll()``. Off by default.
+        ///
+        /// Turn it on for a file in an app group container that an app and its extensions share:
+        /// iOS kills a process suspended while it holds a lock on such a file (`0xdead10cc`).
+        /// While suspended, reads still answer and writes fail with `StorageError.Code.io`
+        /// saying so.
+        public var observesSuspensionNotifications = false
 
         /// Creates the default options: no limits, no expiry.
         public init() {}
@@ -71,7 +86,7 @@ extension SQLiteStorage {
         public var description: String {
             let percent = (hitRatio * 1000).rounded() / 10
             return
-                "\(count) values, \(byteCount) bytes; \(hits) hits, \(misses) misses (\(percent)%), "
+                "\(count) values, \(byteCount) bytes of keys and values; \(hits) hits, \(misses) misses (\(percent)%), "
                 + "\(writes) writes, \(evictions) evictions, \(expirations) expirations"
         }
     }

@@ -71,6 +71,48 @@ import Testing
         await PostgresTestServer.dispose(storage)
     }
 
+    @Test func commandsThatOnlyReadRefuseATableThatIsNotThereAndCreateNone() async throws {
+        let storage = try await PostgresTestServer.storage()
+        let missing = storage.options.table + "_typo"
+        let base = ["--postgres", try PostgresTestServer.url(), "--table", missing]
+
+        let list = try await Self.strata(["ls"] + base)
+        let stats = try await Self.strata(["stats"] + base)
+        let get = try await Self.strata(["get"] + base + ["k"])
+        let remove = try await Self.strata(["rm"] + base + ["k"])
+        var options = PostgresStorage.Options(table: missing)
+        options.createsTable = false
+        let opened = await #expect(throws: StorageError.self) {
+            try await PostgresStorage(url: try PostgresTestServer.url(), options: options)
+        }
+
+        for result in [list, stats, get, remove] {
+            #expect(result.status == 1, "\(result.output)")
+            #expect(result.errors.contains("there is no table \(missing)"), "\(result.errors)")
+        }
+        #expect(
+            opened?.code == .notFound,
+            "the table was created by one of the commands: \(String(describing: opened))"
+        )
+        await PostgresTestServer.dispose(storage)
+    }
+
+    @Test func lsAndStatsAgreeOnATablesTotal() async throws {
+        let storage = try await PostgresTestServer.storage()
+        let base = ["--postgres", try PostgresTestServer.url(), "--table", storage.options.table]
+        try await storage.set(Data(count: 1_000), forKey: "a")
+        try await storage.set(Data(count: 24), forKey: "bb")
+
+        let list = try await Self.strata(["ls"] + base)
+        let stats = try await Self.strata(["stats"] + base)
+
+        // 1,024 bytes of values; with the keys' 3 bytes, 1,027, which stats counts.
+        #expect(list.output.contains("2 values, 1.0 KiB of values, 1.0 KiB with their keys"), "\(list.output)")
+        #expect(stats.output.contains("(1027 bytes)"), "\(stats.output)")
+        #expect(stats.output.contains("of keys and values"), "\(stats.output)")
+        await PostgresTestServer.dispose(storage)
+    }
+
     @Test func storesAreExclusiveOptions() async throws {
         let both = try await Self.strata(["ls", "--folder", "/tmp/x", "--sqlite", "/tmp/y"])
 

@@ -45,6 +45,14 @@ enum SQLiteErrors {
                     message: "\(message): \(path) is damaged",
                     underlying: error
                 )
+            case .SQLITE_ABORT where error.message == "Database is suspended":
+                return StorageError(
+                    .io,
+                    key: key,
+                    storage: storage,
+                    message: "\(message): the database is suspended until SQLiteStorage.resumeAll()",
+                    underlying: error
+                )
             case .SQLITE_BUSY, .SQLITE_LOCKED:
                 return StorageError(
                     .timedOut,
