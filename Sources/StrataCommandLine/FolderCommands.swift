@@ -58,9 +58,19 @@ struct StoreOptions: ParsableArguments {
         }
     }
 
+    /// The store the options name, as a person would say it.
+    var place: String {
+        folder ?? sqlite ?? "table \(table)"
+    }
+
     /// Opens the store the options name; a disk folder opens as a store, so opening it never
     /// deletes anything, even damaged files.
     func open(creating: Bool = false) async throws -> OpenedStore {
+        // Opening a folder reads every file's header: seconds for a large one.
+        try await Progress.run("opening \(place)") { _ in try await openNow(creating: creating) }
+    }
+
+    private func openNow(creating: Bool) async throws -> OpenedStore {
         if let folder {
             return .disk(try FolderOptions(folder: folder).open(creating: creating))
         }
@@ -197,7 +207,7 @@ struct ListCommand: AsyncParsableCommand {
     func run() async throws {
         let opened = try await store.open()
         guard case .disk(let storage) = opened else {
-            let sizes = try await opened.sizes()
+            let sizes = try await Progress.run("reading \(store.place)") { _ in try await opened.sizes() }
             for entry in sizes {
                 print("\(formatBytes(entry.size).padding(toLength: 10, withPad: " ", startingAt: 0)) \(entry.key)")
             }
@@ -349,7 +359,7 @@ struct StatsCommand: AsyncParsableCommand {
     }
 }
 
-struct VerifyCommand: ParsableCommand {
+struct VerifyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
         abstract: "Check every value against its checksum; exit 1 and list damaged files if any."
@@ -357,8 +367,11 @@ struct VerifyCommand: ParsableCommand {
 
     @OptionGroup var folder: FolderOptions
 
-    func run() throws {
-        let report = try folder.open().verify()
+    func run() async throws {
+        let storage = try await Progress.run("opening \(folder.folder)") { _ in try folder.open() }
+        let report = try await Progress.run("verifying \(folder.folder)") { progress in
+            try storage.verify { progress.report($0) }
+        }
         for damaged in report.damagedFiles {
             print("DAMAGED \(damaged.path): \(damaged.reason)")
         }
@@ -367,7 +380,7 @@ struct VerifyCommand: ParsableCommand {
     }
 }
 
-struct TrimCommand: ParsableCommand {
+struct TrimCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "trim",
         abstract: "Remove least recently used values until the folder fits a byte limit."
@@ -380,10 +393,10 @@ struct TrimCommand: ParsableCommand {
         guard bytes >= 0 else { throw ValidationError("--bytes must not be negative") }
     }
 
-    func run() throws {
-        let storage = try folder.open()
+    func run() async throws {
+        let storage = try await Progress.run("opening \(folder.folder)") { _ in try folder.open() }
         let before = storage.totalSize
-        let removed = try storage.trim(toByteCount: bytes)
+        let removed = try await Progress.run("trimming \(folder.folder)") { _ in try storage.trim(toByteCount: bytes) }
         print("removed \(removed) values: \(formatBytes(before)) trimmed to \(formatBytes(storage.totalSize))")
     }
 }

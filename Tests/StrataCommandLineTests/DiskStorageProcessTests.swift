@@ -162,6 +162,28 @@ import Darwin
         #expect(damaged.output.contains("2 files checked, 1 damaged"))
     }
 
+    @Test func verifyShowsProgressOnATerminalAndNothingElsewhere() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let storage = try DiskStorage(url: folder.url)
+        for index in 0..<50 { try await storage.set(Data("value \(index)".utf8), forKey: "k\(index)") }
+        let executable = try Self.executable().path
+
+        // `script` runs the command on a pseudo-terminal and copies what it wrote.
+        let onTerminal = await Shell.run([
+            "/usr/bin/script", "-qefc", "'\(executable)' verify --folder '\(folder.path)'", "/dev/null",
+        ])
+        let redirected = await Shell.run([executable, "verify", "--folder", folder.path])
+
+        #expect(onTerminal.status == 0, "\(onTerminal.output)\(onTerminal.errors)")
+        #expect(onTerminal.output.contains("verifying \(folder.path)"), "\(onTerminal.output)")
+        #expect(onTerminal.output.contains("\u{1B}[K"), "the progress line is erased when the step ends")
+        #expect(onTerminal.output.contains("50 files checked, 0 damaged"))
+        #expect(redirected.status == 0)
+        #expect(!redirected.errors.contains("verifying"), "no progress in redirected output: \(redirected.errors)")
+        #expect(redirected.output == "50 files checked, 0 damaged\n")
+    }
+
     /// Runs `strata` with `arguments` to the end; returns its exit status and standard output.
     private static func run(_ arguments: [String]) async throws -> (status: Int32, output: String) {
         let result = await Shell.run([try executable().path] + arguments)

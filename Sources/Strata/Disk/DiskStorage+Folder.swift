@@ -294,9 +294,12 @@ extension DiskStorage {
     ///
     /// Nothing is changed, in either mode: use it to find damage before deciding what to do.
     ///
+    /// - Parameter progress: Called after each file with how many have been checked, for a tool
+    ///   that shows progress; `nil` by default.
     /// - Throws: ``StorageError/Code/io`` when the folder cannot be listed.
-    public func verify() throws(StorageError) -> VerificationReport {
+    public func verify(progress: ((Int) -> Void)? = nil) throws(StorageError) -> VerificationReport {
         var report = VerificationReport()
+        defer { progress?(report.checkedFiles) }
         do throws(SystemCallError) {
             try forEachRecordFile(removingStaleTemporaryFiles: false) { (relativePath, _, _) throws(SystemCallError) in
                 let path = absolutePath(relativePath)
@@ -311,6 +314,7 @@ extension DiskStorage {
                 }
                 guard let file = read else { return }
                 report.checkedFiles += 1
+                progress?(report.checkedFiles)
                 do throws(DiskRecordError) {
                     _ = try DiskRecordHeader.decodeRecord(file.bytes)
                 } catch {
