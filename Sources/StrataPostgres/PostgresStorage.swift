@@ -542,11 +542,33 @@ public final class PostgresStorage: Sendable {
     /// - Throws: as ``value(forKey:)``.
     public func set(_ value: Data, forKey key: String, timeToLive: Duration?) async throws(StorageError) {
         let stored = storedKey(key)
-        let expiry = expiry(timeToLive: timeToLive, now: now())
+        let now = now()
+        let expiry = expiry(timeToLive: timeToLive, now: now)
         let table = table
         try await perform("cannot write", key: key) { connection in
+            guard expiry != nil else {
+                try await connection.query(
+                    """
+                    INSERT INTO \(unescaped: table) (digest, key, value, expiry)
+                    VALUES (sha256(\(stored)), \(stored), \(value), NULL)
+                    ON CONFLICT (digest) DO UPDATE SET value = excluded.value, expiry = excluded.expiry
+                    """,
+                    logger: Self.logger
+                )
+                return
+            }
+            // A value with a lifetime removes up to two expired ones in the same statement (one
+            // round trip), skipping rows another writer holds, so a table written and never read
+            // stays near what is alive.
             try await connection.query(
                 """
+                WITH swept AS (
+                    DELETE FROM \(unescaped: table) WHERE digest IN (
+                        SELECT digest FROM \(unescaped: table)
+                        WHERE expiry <= \(now) AND digest <> sha256(\(stored))
+                        ORDER BY expiry LIMIT 2 FOR UPDATE SKIP LOCKED
+                    )
+                )
                 INSERT INTO \(unescaped: table) (digest, key, value, expiry)
                 VALUES (sha256(\(stored)), \(stored), \(value), \(expiry))
                 ON CONFLICT (digest) DO UPDATE SET value = excluded.value, expiry = excluded.expiry
@@ -742,4 +764,4 @@ struct UpdateBodyFailed: Error {
     var error: any Error
 }
 
-extension PostgresStorage: UpdatableStorage, EnumerableStorage, ClearableStorage {}
+extension PostgresStorage: UpdatableStorage, EnumerableStorage, ClearableStorage, ExpiringStorage {}

@@ -5,7 +5,7 @@ public import Strata
 /// The async methods, which the `Storage` protocols call: each runs the synchronous method of
 /// the same name on Strata's I/O threads, so SQLite's I/O (and a write's wait for the busy
 /// timeout) never runs on the caller's actor nor holds a cooperative-pool thread.
-extension SQLiteStorage: UpdatableStorage, EnumerableStorage, ClearableStorage {
+extension SQLiteStorage: UpdatableStorage, EnumerableStorage, ClearableStorage, ExpiringStorage {
     /// Returns the value for `key`, or `nil` if there is none or it has expired; read on Strata's
     /// I/O threads while the caller is suspended.
     ///

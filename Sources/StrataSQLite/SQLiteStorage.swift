@@ -421,12 +421,26 @@ public final class SQLiteStorage: Sendable {
                         arguments: [Data(row.key.utf8), row.value, row.value.count + row.key.utf8.count, expiry, now]
                     )
                 }
-                return try enforceLimits(db, now: now)
+                // Values with lifetimes: each new one removes up to two expired ones (through
+                // the expiry index), so a file written and never read stays near what is alive.
+                var swept = 0
+                if expiry != nil {
+                    try db.cachedStatement(
+                        sql: """
+                            DELETE FROM strata_values WHERE rowid IN (
+                                SELECT rowid FROM strata_values WHERE expiry <= ? ORDER BY expiry LIMIT ?
+                            )
+                            """
+                    ).execute(arguments: [now, 2 * rows.count])
+                    swept = db.changesCount
+                }
+                let limited = try enforceLimits(db, now: now)
+                return (limited.evictions, limited.expirations + swept)
             }
             counters.withLock { counters in
                 counters.writes &+= UInt64(rows.count)
-                counters.evictions &+= UInt64(evicted.evictions)
-                counters.expirations &+= UInt64(evicted.expirations)
+                counters.evictions &+= UInt64(evicted.0)
+                counters.expirations &+= UInt64(evicted.1)
             }
         } catch {
             throw mapError(error, key: rows.count == 1 ? rows.first?.key : nil, "cannot write")

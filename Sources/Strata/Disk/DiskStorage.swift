@@ -592,7 +592,17 @@ public final class DiskStorage: Sendable {
             state.withLock { state in
                 state.statistics.writes &+= 1
                 let entry = Entry(relativePath: relativePath, size: size, touched: now)
-                state.cache.set(entry, forKey: key, cost: size, expiry: header.expiry, removed: &removed)
+                // In cache mode, a new value sweeps for expired ones, whose files `evict` removes
+                // below. A store leaves them to reads and `removeExpired()`, which check the file
+                // first: another process may have written it again.
+                state.cache.set(
+                    entry,
+                    forKey: key,
+                    cost: size,
+                    expiry: header.expiry,
+                    now: options.mode == .cache ? now : nil,
+                    removed: &removed
+                )
                 state.owners[relativePath] = key
             }
         }

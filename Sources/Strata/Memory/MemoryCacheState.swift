@@ -53,6 +53,10 @@ struct MemoryCacheState<Key: Hashable, Value> {
     @usableFromInline let maximumCost: Int
     @usableFromInline var totalCost = 0
     @usableFromInline var statistics = StorageStatistics()
+    /// Whether an entry with a lifetime was ever stored: only then do writes sweep.
+    @usableFromInline var hasExpiringEntries = false
+    /// The next slot the sweep of expired entries looks at; it goes round every slot in turn.
+    @usableFromInline var sweepCursor = 0
 
     init(maximumCount: Int, maximumCost: Int, queue: any EvictionQueue) {
         self.maximumCount = maximumCount
@@ -93,8 +97,18 @@ struct MemoryCacheState<Key: Hashable, Value> {
 
     /// Stores `value`, then evicts until the limits hold. A value that alone exceeds the cost
     /// limit is not kept; it also removes the older value for `key`, which would be stale.
+    ///
+    /// Given `now`, a new entry also sweeps two slots for expired entries (see
+    /// ``sweep(_:now:removed:)``), which go into `removed` with the evicted ones.
     @inlinable
-    mutating func set(_ value: Value, forKey key: Key, cost: Int, expiry: Double, removed: inout Removed) {
+    mutating func set(
+        _ value: Value,
+        forKey key: Key,
+        cost: Int,
+        expiry: Double,
+        now: Double? = nil,
+        removed: inout Removed
+    ) {
         guard cost <= maximumCost else {
             statistics.rejections &+= 1
             if let slot = index[key] {
@@ -129,9 +143,27 @@ struct MemoryCacheState<Key: Hashable, Value> {
             index[key] = slot
             totalCost += cost
             queue.recordInsertion(of: slot, hash: hash)
+            if expiry != .infinity { hasExpiringEntries = true }
+            if hasExpiringEntries, let now { sweep(2, now: now, removed: &removed) }
         }
         statistics.writes &+= 1
         evict(toCount: maximumCount, toCost: maximumCost, removed: &removed)
+    }
+
+    /// Looks at the next `steps` slots of the sweep's round and removes the expired entries
+    /// there. With two steps per new entry, an entry leaves at most one round after it expires,
+    /// so the entries held stay within about twice those alive however many are written.
+    @inlinable
+    mutating func sweep(_ steps: Int, now: Double, removed: inout Removed) {
+        for _ in 0..<min(steps, slots.count) {
+            if sweepCursor >= slots.count { sweepCursor = 0 }
+            let slot = sweepCursor
+            sweepCursor += 1
+            if let entry = slots[slot], entry.expiry <= now {
+                removed.append(remove(slot: slot))
+                statistics.expirations &+= 1
+            }
+        }
     }
 
     /// Removes the value for `key`, if any.
@@ -175,6 +207,7 @@ struct MemoryCacheState<Key: Hashable, Value> {
         index.removeAll()
         queue.removeAll()
         totalCost = 0
+        sweepCursor = 0
         return old
     }
 

@@ -26,6 +26,10 @@ struct MemoryPolicyState<Key: Hashable> {
     @usableFromInline var statistics = StorageStatistics()
     /// Reads taken from a shard, being told to the queue; kept to reuse its capacity.
     @usableFromInline var draining: [PendingAccess] = []
+    /// Whether an entry with a lifetime was ever stored: only then do writes sweep.
+    @usableFromInline var hasExpiringEntries = false
+    /// The next slot the sweep of expired entries looks at; it goes round every slot in turn.
+    @usableFromInline var sweepCursor = 0
 
     init(maximumCount: Int, maximumCost: Int, queue: any EvictionQueue) {
         self.maximumCount = maximumCount
@@ -88,5 +92,6 @@ struct MemoryPolicyState<Key: Hashable> {
         queue.removeAll()
         count = 0
         totalCost = 0
+        sweepCursor = 0
     }
 }

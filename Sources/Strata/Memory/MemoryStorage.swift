@@ -218,9 +218,11 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         let expiry = expiry(for: timeToLive)
         var removed = Removed()
         if let observer {
-            observed(.set, observer) { cache.set(value, forKey: key, cost: cost, expiry: expiry, removed: &removed) }
+            observed(.set, observer) {
+                cache.set(value, forKey: key, cost: cost, expiry: expiry, now: now, removed: &removed)
+            }
         } else {
-            cache.set(value, forKey: key, cost: cost, expiry: expiry, removed: &removed)
+            cache.set(value, forKey: key, cost: cost, expiry: expiry, now: now, removed: &removed)
         }
         _ = consume removed
     }
@@ -350,4 +352,4 @@ extension MemoryStorage {
     }
 }
 
-extension MemoryStorage: UpdatableStorage, EnumerableStorage, ClearableStorage {}
+extension MemoryStorage: UpdatableStorage, EnumerableStorage, ClearableStorage, ExpiringStorage {}

@@ -213,7 +213,7 @@ final class ShardedMemoryCache<Key: Hashable, Value> {
     /// Stores `value`, then evicts until the limits hold. A value that alone exceeds the cost
     /// limit is not kept; it also removes the older value for `key`, which would be stale.
     @inlinable
-    func set(_ value: Value, forKey key: Key, cost: Int, expiry: Double, removed: inout Removed) {
+    func set(_ value: Value, forKey key: Key, cost: Int, expiry: Double, now: () -> Double, removed: inout Removed) {
         let hash = key.hashValue
         let index = shardIndex(ofHash: hash)
         // A value replacing one of the same cost changes nothing the limits count: it is written
@@ -247,7 +247,7 @@ final class ShardedMemoryCache<Key: Hashable, Value> {
         }
         policy.withLock { policy in
             drainPending(&policy)
-            store(value, forKey: key, hash: hash, cost: cost, expiry: expiry, in: &policy, removed: &removed)
+            store(value, forKey: key, hash: hash, cost: cost, expiry: expiry, now: now, in: &policy, removed: &removed)
         }
     }
 
@@ -269,7 +269,16 @@ final class ShardedMemoryCache<Key: Hashable, Value> {
             guard current == version else { return false }
             drainPending(&policy)
             if let updated {
-                store(updated, forKey: key, hash: hash, cost: cost, expiry: expiry, in: &policy, removed: &removed)
+                store(
+                    updated,
+                    forKey: key,
+                    hash: hash,
+                    cost: cost,
+                    expiry: expiry,
+                    now: { now },
+                    in: &policy,
+                    removed: &removed
+                )
             } else {
                 remove(key, hash: hash, from: &policy, removed: &removed)
             }
@@ -339,6 +348,7 @@ final class ShardedMemoryCache<Key: Hashable, Value> {
         hash: Int,
         cost: Int,
         expiry: Double,
+        now: () -> Double,
         in policy: inout Policy,
         removed: inout Removed
     ) {
@@ -371,8 +381,37 @@ final class ShardedMemoryCache<Key: Hashable, Value> {
             policy.queue.recordAccess(of: previous.slot, hash: hash)
         } else {
             policy.occupyNextSlot(key: key, hash: hash, cost: cost)
+            if expiry != .infinity { policy.hasExpiringEntries = true }
+            // Each new entry pays for looking at two others, so expired entries leave without
+            // being read and before a limit evicts live ones.
+            if policy.hasExpiringEntries { sweep(2, now: now(), in: &policy, removed: &removed) }
         }
         evict(toCount: policy.maximumCount, toCost: policy.maximumCost, from: &policy, removed: &removed)
+    }
+
+    /// Looks at the next `steps` slots of the sweep's round and removes the expired entries
+    /// there. A round covers every slot once per that many new entries, so, with two steps per new
+    /// entry, an entry leaves at most one round after it expires: the entries held stay within
+    /// about twice those alive, however many are written and never read again.
+    @inlinable
+    func sweep(_ steps: Int, now: Double, in policy: inout Policy, removed: inout Removed) {
+        let slots = policy.occupants.count
+        for _ in 0..<min(steps, slots) {
+            if policy.sweepCursor >= slots { policy.sweepCursor = 0 }
+            let slot = policy.sweepCursor
+            policy.sweepCursor += 1
+            guard let occupant = policy.occupants[slot] else { continue }
+            let expired = withShard(shardIndex(ofHash: occupant.hash)) { shard -> Entry? in
+                guard let entry = shard.entries[occupant.key], entry.slot == slot, entry.expiry <= now else {
+                    return nil
+                }
+                return shard.entries.removeValue(forKey: occupant.key)
+            }
+            guard let expired else { continue }
+            removed.append(expired.value)
+            policy.release(slot: slot, cost: expired.cost)
+            policy.statistics.expirations &+= 1
+        }
     }
 
     @inlinable

@@ -1,0 +1,50 @@
+import Foundation
+import Strata
+import StrataPostgres
+import Testing
+
+/// A table written once per request and never read stays near what is alive: each write with a
+/// lifetime removes up to two expired rows in the same statement.
+@Suite struct PostgresMaintenanceTests {
+    @Test func aWriteOnlyTableStaysBoundedWithoutReads() async throws {
+        let clock = ManualClock()
+        let storage = try await PostgresTestServer.storage { $0.clock = clock }
+        var largest = 0
+
+        // A new key every 10 ms of the clock, each living one second: about 100 alive.
+        for request in 0..<1_000 {
+            try await storage.set(
+                Data("response \(request)".utf8),
+                forKey: "request-\(request)",
+                timeToLive: .seconds(1)
+            )
+            clock.advance(by: .milliseconds(10))
+            if request % 50 == 0 { largest = max(largest, try await storage.statistics().count) }
+        }
+        let count = try await storage.statistics().count
+        let removed = try await storage.removeExpired()
+
+        #expect(max(largest, count) <= 2 * 100 + 2, "the table held \(max(largest, count)) rows, about 100 alive")
+        #expect(count - removed <= 101, "what is left after removeExpired is what is alive")
+        #expect(try await storage.value(forKey: "request-999") == Data("response 999".utf8))
+        await PostgresTestServer.dispose(storage)
+    }
+
+    @Test func runMaintenanceSweepsATable() async throws {
+        let clock = ManualClock()
+        let storage = try await PostgresTestServer.storage { $0.clock = clock }
+        for index in 0..<20 { try await storage.set(Data("v".utf8), forKey: "k\(index)", timeToLive: .seconds(1)) }
+        clock.advance(by: .seconds(2))
+
+        let maintenance = Task { try await storage.runMaintenance(every: .milliseconds(20)) }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while try await storage.statistics().count > 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        maintenance.cancel()
+        try await maintenance.value
+
+        #expect(try await storage.statistics().count == 0)
+        await PostgresTestServer.dispose(storage)
+    }
+}
