@@ -527,6 +527,28 @@ public final class PostgresStorage: Sendable {
         return statistics
     }
 
+    /// How long the value for `key` has left: `Lifetime.unlimited`, `Lifetime.remaining(_:)`, or
+    /// `nil` when there is no live value. Does not count as a use.
+    ///
+    /// - Throws: as ``value(forKey:)``.
+    public func lifetime(forKey key: String) async throws(StorageError) -> Lifetime? {
+        let stored = storedKey(key)
+        let now = now()
+        let table = table
+        let expiry = try await perform("cannot read the lifetime", key: key) { connection -> Double?? in
+            let rows = try await connection.query(
+                "SELECT expiry FROM \(unescaped: table) WHERE digest = sha256(\(stored))",
+                logger: Self.logger
+            )
+            for try await (expiry) in rows.decode(Double?.self) {
+                return .some(expiry)
+            }
+            return .none
+        }
+        guard let expiry else { return nil }
+        return Lifetime(expiry: expiry ?? .infinity, now: now)
+    }
+
     // MARK: Writing
 
     /// Stores `value` for `key` with the default time to live. When this returns, the write is

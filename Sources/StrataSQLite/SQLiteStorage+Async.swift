@@ -70,6 +70,11 @@ extension SQLiteStorage: UpdatableStorage, EnumerableStorage, ClearableStorage, 
         try await BlockingIOPool.shared.run { () throws(StorageError) in try self.removeAll() }
     }
 
+    /// How long the value for `key` has left, read on Strata's I/O threads.
+    public func lifetime(forKey key: String) async throws(StorageError) -> Lifetime? {
+        try await BlockingIOPool.shared.run { () throws(StorageError) in try self.lifetime(forKey: key) }
+    }
+
     /// Removes every expired value and returns how many, on Strata's I/O threads.
     @discardableResult
     public func removeExpired() async throws(StorageError) -> Int {

@@ -257,6 +257,29 @@ public final class SQLiteStorage: Sendable {
         return value
     }
 
+    /// How long the value for `key` has left: `Lifetime.unlimited`, `Lifetime.remaining(_:)`, or
+    /// `nil` when there is no live value. Does not count as a use.
+    ///
+    /// - Throws: as `value(forKey:)`.
+    public func lifetime(forKey key: String) throws(StorageError) -> Lifetime? {
+        let key = normalizedKey(key)
+        let now = now()
+        let row: Row?
+        do {
+            row = try pool.read { db in
+                try Row.fetchOne(
+                    db.cachedStatement(sql: "SELECT expiry FROM strata_values WHERE key = ?"),
+                    arguments: [Data(key.utf8)]
+                )
+            }
+        } catch {
+            throw mapError(error, key: key, "cannot read the lifetime")
+        }
+        guard let row else { return nil }
+        let expiry: Double? = row[0]
+        return Lifetime(expiry: expiry ?? .infinity, now: now)
+    }
+
     /// Answers `ImmediateLookup.unavailable`: every read is database I/O, which an async chain
     /// runs off its caller's thread through the async `value(forKey:)`.
     public func immediateValue(forKey key: String) throws(StorageError) -> ImmediateLookup<Data> {

@@ -47,4 +47,19 @@ import Testing
         #expect(try await storage.statistics().count == 0)
         await PostgresTestServer.dispose(storage)
     }
+
+    @Test func aRowReportsWhatIsLeftUnlimitedOrNothing() async throws {
+        let clock = ManualClock()
+        let storage = try await PostgresTestServer.storage { $0.clock = clock }
+        try await storage.set(Data("token".utf8), forKey: "token", timeToLive: .seconds(10))
+        try await storage.set(Data("kept".utf8), forKey: "kept")
+        clock.advance(by: .seconds(4))
+
+        #expect(try await storage.lifetime(forKey: "token") == .remaining(.seconds(6)))
+        #expect(try await storage.lifetime(forKey: "kept") == .unlimited)
+        #expect(try await storage.lifetime(forKey: "missing") == nil)
+        clock.advance(by: .seconds(6))
+        #expect(try await storage.lifetime(forKey: "token") == nil)
+        await PostgresTestServer.dispose(storage)
+    }
 }

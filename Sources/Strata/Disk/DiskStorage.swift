@@ -503,6 +503,17 @@ public final class DiskStorage: Sendable {
     }
 
     /// Every live value in the index, least recently used first is not promised: sort as needed.
+    /// How long the value for `key` has left, as this instance's index knows it:
+    /// ``Lifetime/unlimited``, ``Lifetime/remaining(_:)``, or `nil` when there is no live value.
+    /// Reads no file and does not count as a use.
+    public func lifetime(forKey key: String) -> Lifetime? {
+        let now = now()
+        return state.withLock { state -> Lifetime? in
+            guard let slot = state.cache.index[key], let entry = state.cache.slots[slot] else { return nil }
+            return Lifetime(expiry: entry.expiry, now: now)
+        }
+    }
+
     public func entries() -> [EntryInfo] {
         let now = now()
         return state.withLock { state in

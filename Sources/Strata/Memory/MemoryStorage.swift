@@ -177,6 +177,15 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         cache.versionedValue(forKey: key, now: now()).0
     }
 
+    /// How long the value for `key` has left: ``Lifetime/unlimited``, ``Lifetime/remaining(_:)``,
+    /// or `nil` when there is no live value. Does not count as a use.
+    public func lifetime(forKey key: Key) -> Lifetime? {
+        let now = now()
+        let (value, _, expiry) = cache.versionedValue(forKey: key, now: now)
+        guard value != nil else { return nil }
+        return Lifetime(expiry: expiry, now: now)
+    }
+
     /// Every key with a live value, in no particular order.
     public func keys() -> [Key] {
         cache.liveKeys(now: now())
