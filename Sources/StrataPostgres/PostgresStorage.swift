@@ -562,7 +562,14 @@ public final class PostgresStorage: Sendable {
     /// Stores `value` for `key`, expiring after `timeToLive` (or the default when `nil`).
     ///
     /// - Throws: as ``value(forKey:)``.
+    ///
+    /// A `timeToLive` of zero or less has already run out, as on every storage of Strata: the
+    /// value is not stored, and the older value for `key` is removed.
     public func set(_ value: Data, forKey key: String, timeToLive: Duration?) async throws(StorageError) {
+        if let timeToLive, timeToLive <= .zero {
+            try await removeValue(forKey: key)
+            return
+        }
         let stored = storedKey(key)
         let now = now()
         let expiry = expiry(timeToLive: timeToLive, now: now)
@@ -604,7 +611,13 @@ public final class PostgresStorage: Sendable {
     /// Stores every value in `values` in one statement: all are written or none.
     ///
     /// - Throws: as ``value(forKey:)``.
+    ///
+    /// A `timeToLive` of zero or less removes the keys' values instead, as ``set(_:forKey:timeToLive:)``.
     public func setValues(_ values: [String: Data], timeToLive: Duration? = nil) async throws(StorageError) {
+        if let timeToLive, timeToLive <= .zero {
+            for key in values.keys { try await removeValue(forKey: key) }
+            return
+        }
         var rows: [Data: Data] = [:]
         for (key, value) in values {
             rows[storedKey(key)] = value

@@ -413,8 +413,15 @@ public final class SQLiteStorage: Sendable {
 
     /// Stores every value in `values` in one transaction: all are written or none.
     ///
+    /// A `timeToLive` of zero or less has already run out, as on every storage of Strata: the
+    /// values are not stored, and the older values for their keys are removed.
+    ///
     /// - Throws: as `set(_:forKey:)`.
     public func setValues(_ values: [String: Data], timeToLive: Duration? = nil) throws(StorageError) {
+        if let timeToLive, timeToLive <= .zero {
+            try removeValues(forKeys: Array(values.keys))
+            return
+        }
         let now = now()
         let expiry = expiry(timeToLive: timeToLive, now: now)
         // In key order, so SQLite walks its index once instead of jumping around it.

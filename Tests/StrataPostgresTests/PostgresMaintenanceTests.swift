@@ -62,4 +62,17 @@ import Testing
         #expect(try await storage.lifetime(forKey: "token") == nil)
         await PostgresTestServer.dispose(storage)
     }
+
+    @Test(arguments: [Duration.zero, .seconds(-1)])
+    func aLifetimeThatHasRunOutStoresNothingAndRemovesTheOldValue(lifetime: Duration) async throws {
+        let storage = try await PostgresTestServer.storage()
+        try await storage.set(Data("old".utf8), forKey: "k")
+
+        try await storage.set(Data("new".utf8), forKey: "k", timeToLive: lifetime)
+        try await storage.setValues(["a": Data("a".utf8)], timeToLive: lifetime)
+
+        #expect(try await storage.value(forKey: "k") == nil)
+        #expect(try await storage.statistics().count == 0)
+        await PostgresTestServer.dispose(storage)
+    }
 }

@@ -26,4 +26,17 @@ import Testing
         clock.advance(by: .seconds(6))
         #expect(try await storage.lifetime(forKey: "token") == nil)
     }
+
+    @Test(arguments: [Duration.zero, .seconds(-1)])
+    func aLifetimeThatHasRunOutStoresNothingAndRemovesTheOldValue(lifetime: Duration) async throws {
+        let folder = try TemporaryFolder()
+        let storage = try SQLiteStorage(path: folder.path("ran-out.sqlite"))
+        try await storage.set(Data("old".utf8), forKey: "k")
+
+        try await storage.set(Data("new".utf8), forKey: "k", timeToLive: lifetime)
+        try await storage.setValues(["a": Data("a".utf8)], timeToLive: lifetime)
+
+        #expect(try await storage.value(forKey: "k") == nil)
+        #expect(try await storage.statistics().count == 0)
+    }
 }

@@ -44,4 +44,25 @@ import Testing
         clock.advance(by: .seconds(7))
         #expect(disk.lifetime(forKey: "token") == nil)
     }
+
+    /// A lifetime of zero or less has run out: the value is not stored and the older one goes, on
+    /// memory and disk alike (and on SQLite and PostgreSQL, in their suites).
+    @Test(arguments: [Duration.zero, .seconds(-1)])
+    func aLifetimeThatHasRunOutStoresNothingAndRemovesTheOldValue(lifetime: Duration) throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let memory = MemoryStorage<String, Int>()
+        let disk = try DiskStorage(url: folder.url)
+        memory.set(1, forKey: "k")
+        try disk.set(Data("old".utf8), forKey: "k")
+
+        memory.set(2, forKey: "k", timeToLive: lifetime)
+        try disk.set(Data("new".utf8), forKey: "k", timeToLive: lifetime)
+        memory.set(3, forKey: "never", timeToLive: lifetime)
+
+        #expect(memory.value(forKey: "k") == nil)
+        #expect(memory.count == 0, "nothing expired was kept")
+        #expect(try disk.value(forKey: "k") == nil)
+        #expect(StoreFiles(of: folder.url).records.isEmpty)
+    }
 }

@@ -567,7 +567,14 @@ public final class DiskStorage: Sendable {
     }
 
     /// Stores `value` for `key`, expiring after `timeToLive` (or the default when `nil`).
+    ///
+    /// A `timeToLive` of zero or less has already run out, as on every storage of Strata: the
+    /// value is not stored, and the older value for `key` is removed.
     public func set(_ value: Data, forKey key: String, timeToLive: Duration?) throws(StorageError) {
+        if let timeToLive, timeToLive <= .zero {
+            try removeValue(forKey: key)
+            return
+        }
         let observation = beginObservation()
         defer { endObservation(.set, observation) }
         let key = try normalizedKey(key)

@@ -221,8 +221,15 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
 
     /// Stores `value` for `key`, expiring after `timeToLive` (or the default time to live when
     /// `nil`).
+    ///
+    /// A `timeToLive` of zero or less has already run out, as on every storage of Strata: the
+    /// value is not stored, and the older value for `key` is removed.
     @inlinable
     public func set(_ value: Value, forKey key: Key, timeToLive: Duration?) {
+        if let timeToLive, timeToLive <= .zero {
+            removeValue(forKey: key)
+            return
+        }
         let cost = cost(value)
         let expiry = expiry(for: timeToLive)
         var removed = Removed()
