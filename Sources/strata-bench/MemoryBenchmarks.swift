@@ -166,35 +166,12 @@ extension Benchmark {
     /// sweeps two others for expired ones (none has expired: this is the sweep's cost). The same
     /// sets into a storage without lifetimes run in the same rounds as the reference.
     static var memorySetExpiring: Benchmark {
-        Benchmark(name: "memory.set.expiring", baseline: MutexDictionary.name) {
-            let data = DataSet.standard
-            let storage = try MemoryStorage<String, Data>(maximumCount: evictingCount, timeToLive: .seconds(3600))
-            let plain = try MemoryStorage<String, Data>(maximumCount: evictingCount)
-            let dictionary = EvictingMutexDictionary(maximumCount: evictingCount)
-            let keys = (0..<memoryOperations).map { data.keys[$0 % data.count] }
-            let values = (0..<memoryOperations).map { data.values[$0 % data.count] }
-            return Workloads(
-                operations: keys.count,
-                subject: {
-                    for (key, value) in zip(keys, values) {
-                        storage.set(value, forKey: key)
-                    }
-                },
-                baseline: {
-                    for (key, value) in zip(keys, values) {
-                        dictionary.set(value, forKey: key)
-                    }
-                },
-                reference: (
-                    "memory.set.evicting",
-                    {
-                        for (key, value) in zip(keys, values) {
-                            plain.set(value, forKey: key)
-                        }
-                    }
-                )
-            )
-        }
+        memorySetEvicting(
+            policy: .default,
+            named: "memory.set.expiring",
+            operations: memoryOperations,
+            timeToLive: .seconds(3600)
+        )
     }
 
     static var memorySetEvictingNSCache: Benchmark {

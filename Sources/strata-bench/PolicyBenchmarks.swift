@@ -57,26 +57,44 @@ extension Benchmark {
 
     /// Sets of distinct keys in turn into a storage limited to 10,000 entries, so that every set
     /// evicts the entry `policy` chooses. The baseline, still named `mutex-dictionary`, is
-    /// ``EvictingMutexDictionary``: it evicts the oldest inserted key.
-    static func memorySetEvicting(policy: EvictionPolicy, named name: String, operations: Int) -> Benchmark {
+    /// ``EvictingMutexDictionary``: it evicts the oldest inserted key. With a `timeToLive`, every
+    /// set carries it, and the same sets into a storage without one (`memory.set.evicting`) run
+    /// in the same rounds as the reference.
+    static func memorySetEvicting(
+        policy: EvictionPolicy,
+        named name: String,
+        operations: Int,
+        timeToLive: Duration? = nil
+    ) -> Benchmark {
         Benchmark(name: name, baseline: MutexDictionary.name) {
             let data = DataSet.standard
-            let storage = try MemoryStorage<String, Data>(maximumCount: evictingCount, evictionPolicy: policy)
+            let storage = try MemoryStorage<String, Data>(
+                maximumCount: evictingCount,
+                timeToLive: timeToLive,
+                evictionPolicy: policy
+            )
             let dictionary = EvictingMutexDictionary(maximumCount: evictingCount)
             let keys = (0..<operations).map { data.keys[$0 % data.count] }
             let values = (0..<operations).map { data.values[$0 % data.count] }
+            func setAll(into storage: MemoryStorage<String, Data>) {
+                for (key, value) in zip(keys, values) {
+                    storage.set(value, forKey: key)
+                }
+            }
+            var reference: (name: String, round: Workloads.Round)?
+            if timeToLive != nil {
+                let plain = try MemoryStorage<String, Data>(maximumCount: evictingCount, evictionPolicy: policy)
+                reference = ("memory.set.evicting", { setAll(into: plain) })
+            }
             return Workloads(
                 operations: keys.count,
-                subject: {
-                    for (key, value) in zip(keys, values) {
-                        storage.set(value, forKey: key)
-                    }
-                },
+                subject: { setAll(into: storage) },
                 baseline: {
                     for (key, value) in zip(keys, values) {
                         dictionary.set(value, forKey: key)
                     }
-                }
+                },
+                reference: reference
             )
         }
     }
