@@ -19,10 +19,15 @@ protocol EvictionQueue: AnyObject {
     func victim() -> Int?
     /// Forgets every entry.
     func removeAll()
+    /// The bytes the policy reserves beyond a link per entry: its frequency sketch and ghost
+    /// queues. Sized for the entries held, not the count limit (see
+    /// `FrequencySketch.grownCapacity`).
+    var reservedByteCount: Int { get }
 }
 
 extension EvictionQueue {
     func recordMiss(hash: Int) {}
+    var reservedByteCount: Int { 0 }
 }
 
 /// Least-recently-used order as a doubly linked list threaded through two index arrays, so an

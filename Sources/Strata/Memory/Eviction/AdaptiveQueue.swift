@@ -61,12 +61,14 @@ final class AdaptiveQueue: EvictionQueue {
 
     init(capacity: Int) {
         regions = TinyLFURegions(capacity: capacity, windowFraction: Self.minimumWindowFraction)
-        sizedCapacity = capacity == .max ? 64 : max(capacity, 1)
+        sizedCapacity = FrequencySketch.initialCapacity(forLimit: capacity)
         sketch = Self.makeSketch(capacity: sizedCapacity)
         monitorPeriod = Self.monitorPeriod(capacity: sizedCapacity)
         windowGhost = GhostQueue(capacity: Self.ghostCapacity(capacity: sizedCapacity))
         mainGhost = GhostQueue(capacity: Self.ghostCapacity(capacity: sizedCapacity))
     }
+
+    var reservedByteCount: Int { sketch.byteCount + windowGhost.byteCount + mainGhost.byteCount }
 
     private static func makeSketch(capacity: Int) -> FrequencySketch {
         FrequencySketch(
@@ -85,8 +87,8 @@ final class AdaptiveQueue: EvictionQueue {
     }
 
     func recordInsertion(of slot: Int, hash: Int) {
-        if regions.capacity == .max, slot >= sizedCapacity * 2 {
-            sizedCapacity = slot + 1
+        if let grown = FrequencySketch.grownCapacity(sizedCapacity, forSlot: slot, limit: regions.capacity) {
+            sizedCapacity = grown
             sketch = Self.makeSketch(capacity: sizedCapacity)
             monitorPeriod = Self.monitorPeriod(capacity: sizedCapacity)
             windowGhost = GhostQueue(capacity: Self.ghostCapacity(capacity: sizedCapacity))

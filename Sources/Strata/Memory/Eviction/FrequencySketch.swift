@@ -30,6 +30,31 @@ struct FrequencySketch {
         doorkeeperMask = UInt64(doorkeeperWords * 64 - 1)
     }
 
+    /// The entries a policy first sizes its sketch (and the structures that go with it) for: the
+    /// count limit up to 4,096, or 64 with no count limit. Memory then follows use: see
+    /// ``grownCapacity(_:forSlot:limit:)``.
+    static func initialCapacity(forLimit limit: Int) -> Int {
+        limit == .max ? 64 : min(max(limit, 1), 4_096)
+    }
+
+    /// The entries to size for once `slot` is taken, or `nil` to stay at `capacity`.
+    ///
+    /// With a count limit the sketch doubles whenever the slots reach half of what it was sized
+    /// for, up to the limit, so it has its full size by the time the cache is half full (as
+    /// Caffeine sizes its sketch), long before anything is evicted; a limit of a million costs
+    /// nothing until entries arrive, and no limit up to `Int.max` overflows. With no count limit
+    /// it follows the slots.
+    static func grownCapacity(_ capacity: Int, forSlot slot: Int, limit: Int) -> Int? {
+        if limit == .max {
+            return slot >= capacity * 2 ? slot + 1 : nil
+        }
+        guard capacity < limit, slot >= capacity / 2 else { return nil }
+        return capacity > limit / 2 ? limit : capacity * 2
+    }
+
+    /// The bytes of the counters and the doorkeeper.
+    var byteCount: Int { (table.capacity + doorkeeper.capacity) * MemoryLayout<UInt64>.stride }
+
     private static func powerOfTwo(atLeast value: Int) -> Int {
         var result = 1
         while result < value { result <<= 1 }

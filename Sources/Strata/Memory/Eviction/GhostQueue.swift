@@ -15,6 +15,11 @@ struct GhostQueue {
     /// The most hashes remembered.
     let capacity: Int
 
+    /// The bytes of the ring and the table.
+    var byteCount: Int {
+        (ring.capacity + keys.capacity) * MemoryLayout<UInt64>.stride + times.capacity * MemoryLayout<Int>.stride
+    }
+
     /// Creates a queue that remembers the last `capacity` hashes.
     init(capacity: Int) {
         self.capacity = max(capacity, 0)

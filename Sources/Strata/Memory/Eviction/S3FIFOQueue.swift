@@ -31,8 +31,10 @@ final class S3FIFOQueue: EvictionQueue {
 
     init(capacity: Int) {
         self.capacity = capacity
-        ghost = GhostQueue(capacity: capacity == .max ? 64 : Self.mainShare(of: capacity))
+        ghost = GhostQueue(capacity: Self.mainShare(of: FrequencySketch.initialCapacity(forLimit: capacity)))
     }
+
+    var reservedByteCount: Int { ghost.byteCount }
 
     private static func smallShare(of reference: Int) -> Int {
         max(1, reference / 10)
@@ -55,8 +57,13 @@ final class S3FIFOQueue: EvictionQueue {
                 frequencies.append(0)
                 regions.append(.none)
             }
+            // The ghost grows with the entries (nothing is evicted into it before the cache is
+            // full), to the main FIFO's share of the count limit.
             if capacity == .max, Self.mainShare(of: hashes.count) > ghost.capacity * 2 {
                 ghost = GhostQueue(capacity: Self.mainShare(of: hashes.count))
+            } else if capacity != .max, ghost.capacity < Self.mainShare(of: capacity), hashes.count * 2 > ghost.capacity
+            {
+                ghost = GhostQueue(capacity: min(Self.mainShare(of: capacity), Self.mainShare(of: hashes.count * 4)))
             }
         }
         hashes[slot] = hash

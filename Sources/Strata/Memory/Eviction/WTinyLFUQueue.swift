@@ -14,24 +14,26 @@
 final class WTinyLFUQueue: EvictionQueue {
     @exclusivity(unchecked) private var regions: TinyLFURegions
     @exclusivity(unchecked) private var sketch: FrequencySketch
-    /// The number of entries the sketch was sized for; it grows with the slots when the cache has
-    /// no count limit.
+    /// The number of entries the sketch was sized for; it grows with the slots (see
+    /// ``FrequencySketch/grownCapacity(_:forSlot:limit:)``).
     @exclusivity(unchecked) private var sketchCapacity: Int
     @exclusivity(unchecked) private var lastMissHash: Int?
 
     init(capacity: Int) {
         regions = TinyLFURegions(capacity: capacity, windowFraction: 0.01)
-        sketchCapacity = capacity == .max ? 64 : max(capacity, 1)
+        sketchCapacity = FrequencySketch.initialCapacity(forLimit: capacity)
         sketch = Self.makeSketch(capacity: sketchCapacity)
     }
+
+    var reservedByteCount: Int { sketch.byteCount }
 
     private static func makeSketch(capacity: Int) -> FrequencySketch {
         FrequencySketch(counters: capacity * 16, samplePeriod: capacity * 10, doorkeeperBitsPerSample: 4)
     }
 
     func recordInsertion(of slot: Int, hash: Int) {
-        if regions.capacity == .max, slot >= sketchCapacity * 2 {
-            sketchCapacity = slot + 1
+        if let grown = FrequencySketch.grownCapacity(sketchCapacity, forSlot: slot, limit: regions.capacity) {
+            sketchCapacity = grown
             sketch = Self.makeSketch(capacity: sketchCapacity)
         }
         if lastMissHash == hash {
