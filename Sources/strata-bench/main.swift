@@ -14,6 +14,10 @@ import Musl
 if CommandLine.arguments.dropFirst().first == "hitrate" {
     exit(await HitRateCommand.run(arguments: Array(CommandLine.arguments.dropFirst(2))))
 }
+// `strata-bench footprint` prints memory.bytes.per.entry: see `FootprintCommand.usage`.
+if CommandLine.arguments.dropFirst().first == "footprint" {
+    exit(FootprintCommand.run(arguments: Array(CommandLine.arguments.dropFirst(2))))
+}
 
 /// Every figure, in the order a full run prints them. A new family of figures (disk, SQLite,
 /// eviction policies) adds its list here, and its goals below.
