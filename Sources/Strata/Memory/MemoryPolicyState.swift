@@ -7,11 +7,16 @@ struct MemoryPolicyState<Key: Hashable> {
     struct Occupant {
         @usableFromInline var key: Key
         @usableFromInline var hash: Int
+        /// The entry's expiry when the policy last wrote it. A write in the shard alone (a value
+        /// of the same cost) may have moved it later since, never earlier, so the sweep checks
+        /// the shard before removing an entry this says has expired.
+        @usableFromInline var expiry: Double
 
         @inlinable
-        init(key: Key, hash: Int) {
+        init(key: Key, hash: Int, expiry: Double) {
             self.key = key
             self.hash = hash
+            self.expiry = expiry
         }
     }
 
@@ -45,8 +50,8 @@ struct MemoryPolicyState<Key: Hashable> {
 
     /// Gives ``nextSlot`` to `key` and tells the queue.
     @inlinable
-    mutating func occupyNextSlot(key: Key, hash: Int, cost: Int) {
-        let occupant = Occupant(key: key, hash: hash)
+    mutating func occupyNextSlot(key: Key, hash: Int, cost: Int, expiry: Double) {
+        let occupant = Occupant(key: key, hash: hash, expiry: expiry)
         let slot: Int
         if let reused = freeSlots.popLast() {
             slot = reused

@@ -231,14 +231,31 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
             return
         }
         let cost = cost(value)
-        let expiry = expiry(for: timeToLive)
+        // One reading of the clock serves the expiry and the sweep.
+        let lifetime = timeToLive ?? defaultTimeToLive
+        let current = lifetime == nil ? 0 : now()
+        let expiry = lifetime.map { current + $0.timeInterval } ?? .infinity
         var removed = Removed()
         if let observer {
             observed(.set, observer) {
-                cache.set(value, forKey: key, cost: cost, expiry: expiry, now: now, removed: &removed)
+                cache.set(
+                    value,
+                    forKey: key,
+                    cost: cost,
+                    expiry: expiry,
+                    now: { lifetime == nil ? now() : current },
+                    removed: &removed
+                )
             }
         } else {
-            cache.set(value, forKey: key, cost: cost, expiry: expiry, now: now, removed: &removed)
+            cache.set(
+                value,
+                forKey: key,
+                cost: cost,
+                expiry: expiry,
+                now: { lifetime == nil ? now() : current },
+                removed: &removed
+            )
         }
         _ = consume removed
     }

@@ -378,9 +378,10 @@ final class ShardedMemoryCache<Key: Hashable, Value> {
         }
         if let previous {
             policy.totalCost += cost - previous.cost
+            policy.occupants[previous.slot]?.expiry = expiry
             policy.queue.recordAccess(of: previous.slot, hash: hash)
         } else {
-            policy.occupyNextSlot(key: key, hash: hash, cost: cost)
+            policy.occupyNextSlot(key: key, hash: hash, cost: cost, expiry: expiry)
             if expiry != .infinity { policy.hasExpiringEntries = true }
             // Each new entry pays for looking at two others, so expired entries leave without
             // being read and before a limit evicts live ones.
@@ -400,7 +401,9 @@ final class ShardedMemoryCache<Key: Hashable, Value> {
             if policy.sweepCursor >= slots { policy.sweepCursor = 0 }
             let slot = policy.sweepCursor
             policy.sweepCursor += 1
-            guard let occupant = policy.occupants[slot] else { continue }
+            // The policy's copy of the expiry first: most entries it names are alive, and this
+            // needs no shard lock.
+            guard let occupant = policy.occupants[slot], occupant.expiry <= now else { continue }
             let expired = withShard(shardIndex(ofHash: occupant.hash)) { shard -> Entry? in
                 guard let entry = shard.entries[occupant.key], entry.slot == slot, entry.expiry <= now else {
                     return nil
