@@ -99,27 +99,22 @@ extension SQLiteStorage: UpdatableStorage, EnumerableStorage, ClearableStorage, 
         _ body: (inout Data?) throws -> Result
     ) async throws(StorageError) -> Result {
         let key = normalizedKey(key)
-        while true {
-            let read = try await BlockingIOPool.shared.run { () throws(StorageError) in try self.readForUpdate(key) }
-            var value = read.value
-            let result: Result
-            do {
-                result = try body(&value)
-            } catch {
-                throw StorageError.wrapping(
+        let name = name
+        return try await BlockingIOPool.shared.update(
+            read: { () throws(StorageError) in try self.readForUpdate(key) },
+            value: \.value,
+            commit: { (read, value) throws(StorageError) in try self.commitUpdate(read, value: value) },
+            aborted: { error in
+                StorageError.wrapping(
                     error,
                     as: .updateAborted,
                     key: key,
                     storage: name,
                     message: "the update closure threw; nothing was written"
                 )
-            }
-            let committed = value
-            let wrote = try await BlockingIOPool.shared.run { () throws(StorageError) in
-                try self.commitUpdate(read, value: committed)
-            }
-            if wrote { return result }
-        }
+            },
+            body
+        )
     }
 }
 

@@ -72,20 +72,12 @@ extension DiskStorage: UpdatableStorage, EnumerableStorage, ClearableStorage, Ex
         let observation = beginObservation()
         defer { endObservation(.update, observation) }
         let key = try normalizedKey(key)
-        while true {
-            let read = try await BlockingIOPool.shared.run { () throws(StorageError) in try self.readForUpdate(key) }
-            var value = read.value
-            let result: Result
-            do {
-                result = try body(&value)
-            } catch {
-                throw updateAborted(error, key: key)
-            }
-            let committed = value
-            let wrote = try await BlockingIOPool.shared.run { () throws(StorageError) in
-                try self.commitUpdate(read, value: committed)
-            }
-            if wrote { return result }
-        }
+        return try await BlockingIOPool.shared.update(
+            read: { () throws(StorageError) in try self.readForUpdate(key) },
+            value: \.value,
+            commit: { (read, value) throws(StorageError) in try self.commitUpdate(read, value: value) },
+            aborted: { self.updateAborted($0, key: key) },
+            body
+        )
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import Synchronization
 
 #if canImport(Darwin)
@@ -105,6 +105,32 @@ package final class BlockingIOPool: TaskExecutor, @unchecked Sendable {
             await Self.leavePool()
         }
         return try outcome.get()
+    }
+
+    /// The optimistic update of the storages whose files or rows change under other writers:
+    /// `read` on the pool, `body` on the caller's executor with nothing held, then `commit` on
+    /// the pool, which writes only if what `read` saw is still there and returns whether it
+    /// wrote; if not, all three run again on the newer value. A `body` that throws ends it with
+    /// `aborted(error)`, nothing written.
+    package func update<Read: Sendable, Result>(
+        read: @Sendable () throws(StorageError) -> Read,
+        value: (Read) -> Data?,
+        commit: @Sendable (Read, Data?) throws(StorageError) -> Bool,
+        aborted: (any Error) -> StorageError,
+        _ body: (inout Data?) throws -> Result
+    ) async throws(StorageError) -> Result {
+        while true {
+            let current = try await run(read)
+            var changed = value(current)
+            let result: Result
+            do {
+                result = try body(&changed)
+            } catch {
+                throw aborted(error)
+            }
+            let proposed = changed
+            if try await run({ () throws(StorageError) in try commit(current, proposed) }) { return result }
+        }
     }
 
     /// Runs `body` where the task's executor preference says: on the pool, inside ``run(_:)``.
