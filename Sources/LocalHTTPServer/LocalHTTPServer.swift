@@ -54,8 +54,9 @@ public final class LocalHTTPServer: Sendable {
             throw LocalHTTPServerError(message: "the server's socket has no port")
         }
         let serverChannel = channel.channel
-        // Cancelled by `stop()`, which then waits for it: cancellation ends the accept loop and,
-        // through the task group, every connection and any handler still running.
+        // Ends when `stop()` closes the listening socket: the accept loop serves every connection
+        // accepted until then (a connection left unserved would be torn down by NIO with a
+        // precondition failure), then cancels them all, and any handler still running.
         let serving = Task<Void, Never> {
             _ = try? await channel.executeThenClose { connections in
                 try await withThrowingDiscardingTaskGroup { group in
@@ -64,6 +65,7 @@ public final class LocalHTTPServer: Sendable {
                             await serve(connection, handler: handler, hits: hits)
                         }
                     }
+                    group.cancelAll()
                 }
             }
         }
@@ -96,8 +98,8 @@ public final class LocalHTTPServer: Sendable {
     /// Stops accepting connections, closes the open ones, cancels running handlers and returns
     /// when all of that is done.
     public func stop() async {
-        serving.cancel()
-        // Closing the listening socket ends the accept loop even before it sees the cancellation.
+        // Not `serving.cancel()`: a cancelled accept loop would drop connections accepted but not
+        // yet handed to it. Closing the socket ends the loop once it has taken every one.
         try? await serverChannel.close()
         await serving.value
     }

@@ -1,11 +1,12 @@
 import Foundation
+import StrataTestSupport
 import Testing
 
 @testable import Strata
 
 /// A count limit is a ceiling, not a reservation: the eviction policies size their frequency and
 /// ghost structures for the entries held, and no limit up to `Int.max / 2` overflows.
-@Suite struct MemoryFootprintTests {
+@Suite(.onTestThreads) struct MemoryFootprintTests {
     static let policies: [EvictionPolicy] = [.default, .wTinyLFU, .s3FIFO, .leastRecentlyUsed]
 
     @Test(arguments: policies)
