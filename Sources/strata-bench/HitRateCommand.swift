@@ -22,7 +22,10 @@ enum HitRateCommand {
         OPTIONS:
           --json            Print one JSON object per trace, size and policy instead of a table.
           --filter PREFIX   Replay only the synthetic traces whose name starts with PREFIX (repeatable).
-          --trace FILE      Replay FILE instead of the synthetic traces: one key per line.
+          --trace FILE      Replay FILE instead of the synthetic traces: one key per line, or a real
+                            trace of ../shared/traces as it is (lirs-* text, cache2k-* binary, .gz
+                            or .xz), at the sizes its REFERENCE.md measured Caffeine at, with
+                            Caffeine's hit ratio beside Strata's.
           --csv-column N    With --trace: FILE is CSV and the key is its N-th column, counting from 1.
           --plot FILE.svg   Also write an SVG chart of hit ratio against cache size per trace.
           -h, --help        Print this help, and exit.
@@ -63,7 +66,7 @@ enum HitRateCommand {
             let clock = ContinuousClock()
             let start = clock.now
             let jobs = try makeJobs(options)
-            let report = HitRateReport(json: options.json)
+            let report = HitRateReport(json: options.json, showsCaffeine: jobs.contains { $0.caffeine != nil })
             report.begin()
             let results = await replay(jobs)
             report.report(results)
@@ -86,11 +89,26 @@ enum HitRateCommand {
         var size: String
         var capacity: Int
         var make: @Sendable () -> Trace
+        /// Caffeine's hit ratio (%) at this size, for a real trace.
+        var caffeine: Double? = nil
     }
 
     private static func makeJobs(_ options: HitRateOptions) throws(HitRateError) -> [Job] {
         if let path = options.tracePath {
             let trace = try Trace.load(path: path, csvColumn: options.csvColumn)
+            // A real trace of ../shared/traces: the sizes REFERENCE.md measured Caffeine at.
+            if let reference = CaffeineReference.sizes(forTraceAt: path) {
+                return reference.map { size, hitRatio in
+                    let label = sizes.first { capacity($0.fraction, of: trace.keySpace) == size }?.label ?? "\(size)"
+                    return Job(
+                        trace: CaffeineReference.traceName(path),
+                        size: label,
+                        capacity: size,
+                        make: { trace },
+                        caffeine: hitRatio
+                    )
+                }
+            }
             return sizes.map { size in
                 Job(
                     trace: trace.name,
@@ -153,7 +171,8 @@ enum HitRateCommand {
             size: job.size,
             capacity: job.capacity,
             hitRatios: hitRatios,
-            belady: belady
+            belady: belady,
+            caffeine: job.caffeine
         )
     }
 
@@ -187,6 +206,8 @@ struct HitRateResult: Sendable {
     var hitRatios: [(policy: String, hitRatio: Double)]
     /// Belady's optimum, from 0 to 1.
     var belady: Double
+    /// Caffeine 2.6.2's hit ratio (%) on this real trace at this size, from REFERENCE.md.
+    var caffeine: Double? = nil
 }
 
 /// A command line `strata-bench hitrate` cannot run, or a trace file it cannot read.

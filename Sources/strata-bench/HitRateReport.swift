@@ -4,9 +4,12 @@ import Foundation
 /// standard error.
 struct HitRateReport {
     var json: Bool
+    /// Whether a column gives Caffeine's hit ratio (real traces at REFERENCE.md's sizes).
+    var showsCaffeine = false
 
     private var columns: [(title: String, width: Int)] {
         [("trace", 16), ("size", 5)] + HitRateCommand.policies.map { ($0.name, 15) } + [("belady", 7)]
+            + (showsCaffeine ? [("caffeine", 9)] : [])
     }
 
     func begin() {
@@ -25,18 +28,38 @@ struct HitRateReport {
                     print(jsonLine(result, policy: policy, hitRatio: hitRatio))
                 }
                 print(jsonLine(result, policy: "belady", hitRatio: result.belady))
+                if let caffeine = result.caffeine {
+                    print(jsonLine(result, policy: "caffeine", hitRatio: caffeine / 100))
+                }
             } else {
                 let cells = result.hitRatios.map { _, hitRatio in
                     let fraction = result.belady > 0 ? hitRatio / result.belady : 0
                     return "\(percent(hitRatio)) (\(String(format: "%.2f", fraction)))"
                 }
-                print(row([result.trace, result.size] + cells + [percent(result.belady)]))
+                let caffeine = showsCaffeine ? [result.caffeine.map { String(format: "%.2f", $0) } ?? "-"] : []
+                print(row([result.trace, result.size] + cells + [percent(result.belady)] + caffeine))
             }
         }
         if !json {
             print("")
             print("hit ratio in %, and in parentheses its fraction of belady, the offline optimum")
             print("(evict the key used farthest in the future, or do not keep one used later than all).")
+        }
+        // Against Caffeine: the default policy's margin at each size, and whether it holds the
+        // goal (at least Caffeine - 0.5 points everywhere, above it on average).
+        let margins = results.compactMap { result -> Double? in
+            guard let caffeine = result.caffeine,
+                let strata = result.hitRatios.first(where: { $0.policy == "default" })?.hitRatio
+            else { return nil }
+            return strata * 100 - caffeine
+        }
+        if !margins.isEmpty {
+            let below = margins.filter { $0 < -0.5 }.count
+            let average = margins.reduce(0, +) / Double(margins.count)
+            note(
+                "default against caffeine: \(String(format: "%+.2f", average)) points on average over \(margins.count) sizes; "
+                    + "\(below) more than 0.5 points below"
+            )
         }
     }
 

@@ -149,9 +149,13 @@ extension Trace {
     /// `csvColumn`-th field (counting from 1) is the key. Empty lines are skipped; a header row
     /// counts as one request. Keys are compared as text.
     static func load(path: String, csvColumn: Int?) throws(HitRateError) -> Trace {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw HitRateError("cannot read the trace file '\(path)'")
+        let data = try contents(of: path)
+        let file = URL(fileURLWithPath: path).lastPathComponent
+        // The formats of the real traces, by name, as `keys.py` reads them.
+        if csvColumn == nil, file.hasPrefix("cache2k-") || file.contains("-int64.trace") {
+            return try binaryTrace(data, width: file.hasPrefix("cache2k-") ? 4 : 8, path: path)
         }
+        let skipsCheckpoints = file.hasPrefix("lirs-")
         var identifiers: [String: Int] = [:]
         var keys: [Int] = []
         var lineNumber = 0
@@ -163,6 +167,8 @@ extension Trace {
             start = end < data.endIndex ? data.index(after: end) : end
             if line.last == UInt8(ascii: "\r") { line = line.dropLast() }
             if line.isEmpty { continue }
+            // A LIRS trace marks checkpoints with `*` lines.
+            if skipsCheckpoints, line.elementsEqual("*".utf8) { continue }
             let key: String
             if let csvColumn {
                 let fields = csvFields(line)
@@ -188,6 +194,59 @@ extension Trace {
         }
         let name = URL(fileURLWithPath: path).lastPathComponent
         return Trace(name: name, keys: keys, keySpace: identifiers.count)
+    }
+
+    /// The bytes of `path`, decompressed by `gzip -dc` or `xz -dc` when it ends in `.gz` or `.xz`.
+    private static func contents(of path: String) throws(HitRateError) -> Data {
+        let tool = path.hasSuffix(".gz") ? "gzip" : path.hasSuffix(".xz") ? "xz" : nil
+        guard let tool else {
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw HitRateError("cannot read the trace file '\(path)'")
+            }
+            return data
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [tool, "-dc", path]
+        let output = Pipe()
+        process.standardOutput = output
+        do {
+            try process.run()
+        } catch {
+            throw HitRateError("cannot run \(tool) to read '\(path)': \(error)")
+        }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw HitRateError("\(tool) -dc '\(path)' failed with status \(process.terminationStatus)")
+        }
+        return data
+    }
+
+    /// A trace of big-endian integer keys of `width` bytes.
+    private static func binaryTrace(_ data: Data, width: Int, path: String) throws(HitRateError) -> Trace {
+        var identifiers: [Int64: Int] = [:]
+        var keys: [Int] = []
+        keys.reserveCapacity(data.count / width)
+        data.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset + width <= bytes.count {
+                var key: Int64 = 0
+                for index in 0..<width { key = key << 8 | Int64(bytes[offset + index]) }
+                if width == 4 { key = Int64(Int32(truncatingIfNeeded: key)) }
+                offset += width
+                if let identifier = identifiers[key] {
+                    keys.append(identifier)
+                } else {
+                    identifiers[key] = identifiers.count
+                    keys.append(identifiers.count - 1)
+                }
+            }
+        }
+        guard !keys.isEmpty else {
+            throw HitRateError("the trace file '\(path)' holds no keys")
+        }
+        return Trace(name: URL(fileURLWithPath: path).lastPathComponent, keys: keys, keySpace: identifiers.count)
     }
 
     /// Splits one CSV row into fields; a field in double quotes may hold commas and doubled quotes.
