@@ -147,6 +147,17 @@ extension UpdatableStorage {
             return result
         }
     }
+
+    /// Stores `value` for `key`, keeping the lifetime of the value it replaces: a token stored
+    /// for 10 s still expires 10 s after it was first stored. With no value to replace, the value
+    /// gets the storage's default time to live, as with `set(_:forKey:)`.
+    ///
+    /// ```swift
+    /// try await sessions.setKeepingLifetime(refreshed, forKey: "s1")
+    /// ```
+    public func setKeepingLifetime(_ value: Value, forKey key: Key) async throws(StorageError) {
+        try await update(forKey: key) { (current: inout Value?) in current = value }
+    }
 }
 
 /// The name a storage reports in its errors: the type's name without generic arguments.

@@ -65,4 +65,30 @@ import Testing
         #expect(try disk.value(forKey: "k") == nil)
         #expect(StoreFiles(of: folder.url).records.isEmpty)
     }
+
+    @Test func setKeepingLifetimeKeepsWhatIsLeftOnMemoryAndDisk() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let clock = ManualClock()
+        let memory = try MemoryStorage<String, Int>(timeToLive: .seconds(60), clock: clock)
+        var options = DiskStorage.Options(timeToLive: .seconds(60))
+        options.clock = clock
+        let disk = try DiskStorage(url: folder.url, options: options)
+        memory.set(1, forKey: "token", timeToLive: .seconds(10))
+        try await disk.set(Data("1".utf8), forKey: "token", timeToLive: .seconds(10))
+        clock.advance(by: .seconds(4))
+
+        try await memory.setKeepingLifetime(2, forKey: "token")
+        try await disk.setKeepingLifetime(Data("2".utf8), forKey: "token")
+        try await memory.setKeepingLifetime(3, forKey: "new")
+
+        #expect(memory.lifetime(forKey: "token") == .remaining(.seconds(6)))
+        #expect(disk.lifetime(forKey: "token") == .remaining(.seconds(6)))
+        #expect(memory.value(forKey: "token") == 2)
+        #expect(try await disk.value(forKey: "token") == Data("2".utf8))
+        #expect(memory.lifetime(forKey: "new") == .remaining(.seconds(60)), "nothing to keep: the default")
+        clock.advance(by: .seconds(6))
+        #expect(memory.value(forKey: "token") == nil)
+        #expect(try await disk.value(forKey: "token") == nil)
+    }
 }
