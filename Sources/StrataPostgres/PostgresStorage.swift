@@ -693,6 +693,16 @@ public final class PostgresStorage: Sendable {
         forKey key: String,
         _ body: (inout Data?) throws -> Result
     ) async throws(StorageError) -> Result {
+        try await updateReportingExpiry(forKey: key, body).result
+    }
+
+    /// ``update(forKey:_:)``, also returning the expiry (seconds since 1970, on the storage's
+    /// clock) of the value it wrote: `nil` for none or a removal. ``SharedCache`` keeps the value
+    /// in memory no longer than that.
+    func updateReportingExpiry<Result>(
+        forKey key: String,
+        _ body: (inout Data?) throws -> Result
+    ) async throws(StorageError) -> (result: Result, expiry: Double?) {
         let stored = storedKey(key)
         let now = now()
         let expiry = expiry(timeToLive: nil, now: now)
@@ -702,10 +712,10 @@ public final class PostgresStorage: Sendable {
         // here; `body` runs in this task, which is not Sendable, and sends back what to write.
         let (currentValues, currentValue) = AsyncStream<UpdateStep>.makeStream()
         let (decisions, decide) = AsyncStream<UpdateStep>.makeStream()
-        async let transaction: Void = {
+        async let transaction: Double? = {
             defer { currentValue.finish() }
-            try await perform("cannot update", key: key) { connection in
-                try await connection.withTransaction(logger: Self.logger) { connection in
+            return try await perform("cannot update", key: key) { connection -> Double? in
+                try await connection.withTransaction(logger: Self.logger) { connection -> Double? in
                     try await connection.query("SELECT pg_advisory_xact_lock(\(lock))", logger: Self.logger)
                     let rows = try await connection.query(
                         """
@@ -724,21 +734,26 @@ public final class PostgresStorage: Sendable {
                         throw UpdateBodyFailed(error: CancellationError())
                     }
                     if let newValue {
-                        try await connection.query(
+                        let written = try await connection.query(
                             """
                             INSERT INTO \(unescaped: table) (digest, key, value, expiry)
                             VALUES (sha256(\(stored)), \(stored), \(newValue), \(expiry))
                             ON CONFLICT (digest) DO UPDATE SET value = excluded.value, expiry = CASE
                                 WHEN \(unescaped: table).expiry IS NULL OR \(unescaped: table).expiry > \(now)
                                 THEN \(unescaped: table).expiry ELSE excluded.expiry END
+                            RETURNING expiry
                             """,
                             logger: Self.logger
                         )
+                        var kept: Double?
+                        for try await (writtenExpiry) in written.decode(Double?.self) { kept = writtenExpiry }
+                        return kept
                     } else {
                         try await connection.query(
                             "DELETE FROM \(unescaped: table) WHERE digest = sha256(\(stored))",
                             logger: Self.logger
                         )
+                        return nil
                     }
                 }
             }
@@ -756,8 +771,9 @@ public final class PostgresStorage: Sendable {
             }
         }
         decide.finish()
+        let writtenExpiry: Double?
         do {
-            try await transaction
+            writtenExpiry = try await transaction
         } catch {
             if let bodyError {
                 throw StorageError.wrapping(
@@ -774,7 +790,7 @@ public final class PostgresStorage: Sendable {
             preconditionFailure("update(forKey:_:) committed without running its body")
         }
         counters.withLock { $0.writes &+= 1 }
-        return result
+        return (result, writtenExpiry)
     }
 
     /// A 64-bit FNV-1a hash of the key's bytes, the same in every process: the advisory lock's id.

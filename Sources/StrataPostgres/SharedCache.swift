@@ -193,13 +193,23 @@ extension SharedCache: UpdatableStorage, EnumerableStorage, ClearableStorage {
         memory.removeValue(forKey: key)
         let before = state.snapshot()
         var written: Data?
-        let result = try await storage.update(forKey: key) { (value: inout Data?) throws -> Result in
+        let (result, expiry) = try await storage.updateReportingExpiry(forKey: key) {
+            (value: inout Data?) throws -> Result in
             let result = try body(&value)
             written = value
             return result
         }
         if let afterCommit = state.afterCommit.withLock({ $0 }) { await afterCommit(key) }
-        state.fill(written, forKey: key, timeToLive: nil, ifUnchangedSince: before)
+        // Memory keeps the value no longer than what is left of its lifetime in PostgreSQL (the
+        // update kept it), nor than memory's own default.
+        var lifetime: Duration?
+        if let expiry {
+            let left = expiry - storage.options.clock.now().timeIntervalSince1970
+            guard left > 0 else { return result }
+            lifetime = .nanoseconds(Int64(left * 1e9))
+        }
+        let lifetimes = [lifetime, memory.defaultTimeToLive]
+        state.fill(written, forKey: key, timeToLive: lifetimes.compactMap { $0 }.min(), ifUnchangedSince: before)
         return result
     }
 

@@ -75,4 +75,24 @@ import Testing
         #expect(try await storage.statistics().count == 0)
         await PostgresTestServer.dispose(storage)
     }
+
+    /// An update keeps the value's lifetime in PostgreSQL; SharedCache's memory must not keep
+    /// the value longer (it used to keep it for its own default, serving it after it expired).
+    @Test func aSharedCacheUpdateKeepsTheValueInMemoryNoLongerThanItLives() async throws {
+        let clock = ManualClock()
+        let storage = try await PostgresTestServer.storage { $0.clock = clock }
+        let memory = try MemoryStorage<String, Data>(timeToLive: .seconds(60), clock: clock)
+        let cache = try await storage.sharedCache(in: memory)
+        try await cache.set(Data("v1".utf8), forKey: "token", timeToLive: .seconds(10))
+        clock.advance(by: .seconds(4))
+
+        try await cache.update(forKey: "token") { $0?.append(contentsOf: Data("!".utf8)) }
+
+        #expect(memory.lifetime(forKey: "token") == .remaining(.seconds(6)))
+        #expect(try await storage.lifetime(forKey: "token") == .remaining(.seconds(6)))
+        clock.advance(by: .seconds(6))
+        #expect(try await cache.value(forKey: "token") == nil, "expired in memory and in PostgreSQL alike")
+        await cache.close()
+        await PostgresTestServer.dispose(storage)
+    }
 }
