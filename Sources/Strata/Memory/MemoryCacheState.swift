@@ -33,6 +33,9 @@ struct MemoryCacheState<Key: Hashable, Value> {
     struct Removed {
         @usableFromInline var first: Value?
         @usableFromInline var rest: [Value] = []
+        /// The removals with their keys and causes, collected only while someone listens
+        /// (`nil` otherwise).
+        @usableFromInline var removals: [Removal<Key, Value>]?
 
         @inlinable
         init() {}
@@ -40,6 +43,13 @@ struct MemoryCacheState<Key: Hashable, Value> {
         @inlinable
         mutating func append(_ value: Value) {
             if first == nil { first = value } else { rest.append(value) }
+        }
+
+        /// Appends `value`, and records why it left when someone listens.
+        @inlinable
+        mutating func append(_ value: Value, key: Key, cause: RemovalCause) {
+            append(value)
+            if removals != nil { removals?.append(Removal(key: key, value: value, cause: cause)) }
         }
     }
 

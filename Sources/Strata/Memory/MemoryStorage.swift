@@ -235,7 +235,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         let lifetime = timeToLive ?? defaultTimeToLive
         let current = lifetime == nil ? 0 : now()
         let expiry = lifetime.map { current + $0.timeInterval } ?? .infinity
-        var removed = Removed()
+        var removed = cache.makeRemoved()
         if let observer {
             observed(.set, observer) {
                 cache.set(
@@ -257,33 +257,59 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
                 removed: &removed
             )
         }
+        cache.publish(removed)
         _ = consume removed
     }
 
     /// Removes the value for `key`, if any.
     public func removeValue(forKey key: Key) {
-        var removed = Removed()
+        var removed = cache.makeRemoved()
         if let observer {
             observed(.remove, observer) { cache.removeValue(forKey: key, removed: &removed) }
         } else {
             cache.removeValue(forKey: key, removed: &removed)
         }
+        cache.publish(removed)
         _ = consume removed
     }
 
     /// Removes every value. Statistics are kept.
     public func removeAll() {
         let old = cache.removeAll()
+        if cache.removals.isActive {
+            cache.removals.publish(
+                old.flatMap { shard in shard.map { Removal(key: $0.key, value: $0.value.value, cause: .cleared) } }
+            )
+        }
         _ = consume old
         publish()
+    }
+
+    /// The values that leave the storage from now on, each with its key and why it left
+    /// (``RemovalCause``): expired, evicted for size or for count, replaced, removed or cleared.
+    ///
+    /// Removals are delivered in the order each operation made them, after the storage's locks are
+    /// released. The storage never waits for a listener: the stream keeps the newest `limit`
+    /// removals not read yet and drops older ones, so a listener that falls behind (or never
+    /// reads) misses some, and costs at most its buffer. While nobody listens, nothing is
+    /// collected. Stop listening by ending the iteration or cancelling its task.
+    ///
+    /// ```swift
+    /// for await removal in cache.removals() where removal.cause == .expired {
+    ///     print("\(removal.key) expired")
+    /// }
+    /// ```
+    public func removals(bufferingNewest limit: Int = 1_000) -> AsyncStream<Removal<Key, Value>> {
+        cache.removals.subscribe(bufferingNewest: limit)
     }
 
     /// Removes every expired value now rather than when it is next read, and returns how many
     /// there were.
     @discardableResult
     public func removeExpired() -> Int {
-        var removed = Removed()
+        var removed = cache.makeRemoved()
         let count = cache.removeExpired(now: now(), removed: &removed)
+        cache.publish(removed)
         _ = consume removed
         publish()
         return count
@@ -291,16 +317,18 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
 
     /// Evicts entries, in the eviction policy's order, until the total cost is at most `cost`.
     public func trim(toCost cost: Int) {
-        var removed = Removed()
+        var removed = cache.makeRemoved()
         cache.evict(toCount: .max, toCost: max(cost, 0), removed: &removed)
+        cache.publish(removed)
         _ = consume removed
         publish()
     }
 
     /// Evicts entries, in the eviction policy's order, until at most `count` remain.
     public func trim(toCount count: Int) {
-        var removed = Removed()
+        var removed = cache.makeRemoved()
         cache.evict(toCount: max(count, 0), toCost: .max, removed: &removed)
+        cache.publish(removed)
         _ = consume removed
         publish()
     }
@@ -325,7 +353,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
             }
         }
         while true {
-            var removed = Removed()
+            var removed = cache.makeRemoved()
             let now = now()
             let (current, version, currentExpiry) = cache.versionedValue(forKey: key, now: now)
             var updated = current
@@ -353,6 +381,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
                 expiry: expiry,
                 removed: &removed
             )
+            cache.publish(removed)
             if committed {
                 return result
             }

@@ -14,7 +14,7 @@ import Foundation
 /// The shards live in one allocation, each padded to its own cache lines, with the lock inline:
 /// a read touches its shard and the entry, and no object that another core writes.
 @usableFromInline
-final class ShardedMemoryCache<Key: Hashable, Value> {
+final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
     // Sendable (below, when its keys and values are): every shard is reached only through its
     // lock (`withShard`), the policy only through `policy`'s lock, and the layout fields are set
     // once in `init`.
@@ -33,6 +33,9 @@ final class ShardedMemoryCache<Key: Hashable, Value> {
     @usableFromInline let policy: LockedState<Policy>
     /// Bit `i` is set when shard `i` may hold reads the policy has not seen.
     @usableFromInline let pendingShards = LockedState<UInt64>(0)
+    /// Who listens to removals; every change that removes values collects them only while
+    /// someone does.
+    @usableFromInline let removals = RemovalBroadcast<Key, Value>()
 
     /// Four shards per core, a power of two from 4 to 64: two readers rarely meet on one lock.
     static var defaultShardCount: Int {
@@ -66,6 +69,21 @@ final class ShardedMemoryCache<Key: Hashable, Value> {
             PlatformMutex.destroy(cell)
         }
         base.deallocate()
+    }
+
+    /// A collector of the values an operation removes, which also records their keys and causes
+    /// while someone listens.
+    @inlinable
+    func makeRemoved() -> Removed {
+        var removed = Removed()
+        if removals.isActive { removed.removals = [] }
+        return removed
+    }
+
+    /// Hands what `removed` recorded to the listeners. Call it with no lock held.
+    @inlinable
+    func publish(_ removed: borrowing Removed) {
+        if let recorded = removed.removals { removals.publish(recorded) }
     }
 
     @inlinable
@@ -232,7 +250,7 @@ final class ShardedMemoryCache<Key: Hashable, Value> {
                 version: shard.takeVersion(),
                 slot: slot
             )
-            removed.append(old)
+            removed.append(old, key: key, cause: .replaced)
             shard.writes &+= 1
             switch shard.record(PendingAccess(slot: slot, hash: hash)) {
             case .buffered: break
@@ -308,7 +326,7 @@ final class ShardedMemoryCache<Key: Hashable, Value> {
                     let keys = shard.entries.compactMap { $0.value.expiry <= now ? $0.key : nil }
                     for key in keys {
                         guard let entry = shard.entries.removeValue(forKey: key) else { continue }
-                        removed.append(entry.value)
+                        removed.append(entry.value, key: key, cause: .expired)
                         policy.release(slot: entry.slot, cost: entry.cost)
                     }
                     expired += keys.count
@@ -354,7 +372,7 @@ final class ShardedMemoryCache<Key: Hashable, Value> {
     ) {
         guard cost <= policy.maximumCost else {
             policy.statistics.rejections &+= 1
-            remove(key, hash: hash, from: &policy, removed: &removed)
+            remove(key, hash: hash, from: &policy, removed: &removed, cause: .evictedForSize)
             return
         }
         let fresh = policy.nextSlot
@@ -370,7 +388,7 @@ final class ShardedMemoryCache<Key: Hashable, Value> {
                     version: version,
                     slot: old.slot
                 )
-                removed.append(old.value)
+                removed.append(old.value, key: key, cause: .replaced)
                 return (old.slot, old.cost)
             }
             shard.entries[key] = Entry(value: value, cost: cost, expiry: expiry, version: version, slot: fresh)
@@ -411,16 +429,22 @@ final class ShardedMemoryCache<Key: Hashable, Value> {
                 return shard.entries.removeValue(forKey: occupant.key)
             }
             guard let expired else { continue }
-            removed.append(expired.value)
+            removed.append(expired.value, key: occupant.key, cause: .expired)
             policy.release(slot: slot, cost: expired.cost)
             policy.statistics.expirations &+= 1
         }
     }
 
     @inlinable
-    func remove(_ key: Key, hash: Int, from policy: inout Policy, removed: inout Removed) {
+    func remove(
+        _ key: Key,
+        hash: Int,
+        from policy: inout Policy,
+        removed: inout Removed,
+        cause: RemovalCause = .removed
+    ) {
         guard let entry = withShard(shardIndex(ofHash: hash), { $0.entries.removeValue(forKey: key) }) else { return }
-        removed.append(entry.value)
+        removed.append(entry.value, key: key, cause: cause)
         policy.release(slot: entry.slot, cost: entry.cost)
     }
 
@@ -430,16 +454,19 @@ final class ShardedMemoryCache<Key: Hashable, Value> {
             guard let occupant = policy.occupants[slot] else {
                 preconditionFailure("the eviction queue named slot \(slot), which holds no entry")
             }
+            let cause: RemovalCause
             if policy.count > count {
                 policy.statistics.countEvictions &+= 1
+                cause = .evictedForCount
             } else {
                 policy.statistics.sizeEvictions &+= 1
+                cause = .evictedForSize
             }
             let index = shardIndex(ofHash: occupant.hash)
             guard let entry = withShard(index, { $0.entries.removeValue(forKey: occupant.key) }) else {
                 preconditionFailure("slot \(slot)'s key is missing from its shard")
             }
-            removed.append(entry.value)
+            removed.append(entry.value, key: occupant.key, cause: cause)
             policy.release(slot: slot, cost: entry.cost)
         }
     }
@@ -447,19 +474,20 @@ final class ShardedMemoryCache<Key: Hashable, Value> {
     /// Removes the entry for `key` if it is still the expired one a read found.
     @inlinable
     func removeExpired(forKey key: Key, hash: Int, version: UInt64) {
-        var removed = Removed()
+        var removed = makeRemoved()
         policy.withLock { policy in
             let entry = withShard(shardIndex(ofHash: hash)) { shard -> Entry? in
                 guard shard.entries[key]?.version == version else { return nil }
                 return shard.entries.removeValue(forKey: key)
             }
             guard let entry else { return }
-            removed.append(entry.value)
+            removed.append(entry.value, key: key, cause: .expired)
             policy.release(slot: entry.slot, cost: entry.cost)
             policy.statistics.expirations &+= 1
         }
+        publish(removed)
         _ = consume removed
     }
 }
 
-extension ShardedMemoryCache: @unchecked Sendable where Key: Sendable, Value: Sendable {}
+extension ShardedMemoryCache: @unchecked Sendable {}

@@ -1,0 +1,90 @@
+import Synchronization
+
+/// Why a value left a storage, as ``MemoryStorage/removals(bufferingNewest:)`` reports it.
+public enum RemovalCause: Sendable, Hashable {
+    /// Its lifetime ran out (found on a read, by a sweep or by `removeExpired()`).
+    case expired
+    /// The eviction policy chose it to keep the total cost within the limit, or it alone cost
+    /// more than the limit.
+    case evictedForSize
+    /// The eviction policy chose it to keep the count within the limit.
+    case evictedForCount
+    /// A write put another value in its place.
+    case replaced
+    /// It was removed on request (`removeValue`, an update to `nil`, a lifetime of zero or less).
+    case removed
+    /// `removeAll()` emptied the storage.
+    case cleared
+}
+
+/// A value that left a storage, with its key and why.
+public struct Removal<Key, Value> {
+    /// The key it was stored under.
+    public var key: Key
+    /// The value that left.
+    public var value: Value
+    /// Why it left.
+    public var cause: RemovalCause
+
+    @inlinable
+    init(key: Key, value: Value, cause: RemovalCause) {
+        self.key = key
+        self.value = value
+        self.cause = cause
+    }
+}
+
+extension Removal: Sendable where Key: Sendable, Value: Sendable {}
+
+/// The listeners of a storage's removals. A storage asks ``isActive`` before collecting removals
+/// (nothing is collected, and nothing allocated, while nobody listens) and hands what it collected
+/// to ``publish(_:)`` once its locks are released. Each listener's buffer keeps the newest
+/// removals it has not read, so a listener that never reads costs at most its buffer, and the
+/// storage never waits for one. Any task may use it.
+@usableFromInline
+final class RemovalBroadcast<Key: Sendable, Value: Sendable>: Sendable {
+    private let listeners = Mutex<(next: Int, continuations: [Int: AsyncStream<Removal<Key, Value>>.Continuation])>(
+        (0, [:])
+    )
+    private let active = Atomic(false)
+
+    @usableFromInline
+    init() {}
+
+    /// Whether anyone listens.
+    @usableFromInline
+    var isActive: Bool { active.load(ordering: .relaxed) }
+
+    /// A new listener's stream, keeping at most `limit` unread removals (the newest).
+    func subscribe(bufferingNewest limit: Int) -> AsyncStream<Removal<Key, Value>> {
+        let (stream, continuation) = AsyncStream<Removal<Key, Value>>.makeStream(
+            bufferingPolicy: .bufferingNewest(max(limit, 1))
+        )
+        // The flag changes under the lock, so it always says whether the list is empty.
+        let id = listeners.withLock { state in
+            defer { state.next += 1 }
+            state.continuations[state.next] = continuation
+            active.store(true, ordering: .relaxed)
+            return state.next
+        }
+        continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
+        return stream
+    }
+
+    private func unsubscribe(_ id: Int) {
+        listeners.withLock { state in
+            state.continuations[id] = nil
+            if state.continuations.isEmpty { active.store(false, ordering: .relaxed) }
+        }
+    }
+
+    /// Hands `removals` to every listener, in order.
+    @usableFromInline
+    func publish(_ removals: [Removal<Key, Value>]) {
+        guard !removals.isEmpty else { return }
+        let continuations = listeners.withLock { Array($0.continuations.values) }
+        for continuation in continuations {
+            for removal in removals { continuation.yield(removal) }
+        }
+    }
+}
