@@ -395,6 +395,42 @@ struct Tagged: Codable, Identifiable, Sendable, Hashable {
         )
     }
 
+    /// An index name that is not a name (planted in the file by hand, or by another program) is
+    /// dropped like any other: names only ever reach SQLite as bound values.
+    @Test func aHostileUndeclaredIndexNameIsDroppedAndHarmsNothing() async throws {
+        let path = folder.path("hostile.sqlite")
+        let backend = try SQLiteObjectBackend<CountedNote>(path: path, indexes: [.init("priority", \.priority)])
+        let store = ObjectStore<CountedNote>(backend: backend)
+        let notes = Self.randomNotes(count: 20)
+        try await store.save(contentsOf: notes)
+        let hostile = "x'); DROP TABLE strata_objects; --"
+        let queue = try DatabaseQueue(path: path)
+        try await queue.write { db in
+            try db.execute(sql: "INSERT INTO strata_object_indexes (name) VALUES (?)", arguments: [hostile])
+        }
+        try queue.close()
+
+        let dropped = try await backend.dropUndeclaredIndexes()
+
+        #expect(dropped == [hostile])
+        #expect(try await store.count() == notes.count, "every record is still there")
+        #expect(try await backend.dropUndeclaredIndexes() == [])
+    }
+
+    @Test func droppingIndexesOfAClosedBackendIsAClearError() async throws {
+        let backend = try SQLiteObjectBackend<CountedNote>(
+            path: folder.path("closed.sqlite"),
+            indexes: CountedNote.indexes
+        )
+        try backend.close()
+
+        let error = await #expect(throws: StorageError.self) {
+            try await backend.dropUndeclaredIndexes()
+        }
+
+        #expect(error?.code == .closed, "\(String(describing: error))")
+    }
+
     @Test func indexedQueriesReadTheIndexNotTheRecords() async throws {
         let path = folder.path("plan.sqlite")
         let store = ObjectStore<CountedNote>(
