@@ -29,25 +29,39 @@ public final class LocalHTTPServer: Sendable {
     private let hits: HitCounter
     private let serving: Task<Void, Never>
     private let serverChannel: any Channel
+    private let unserved: UnservedConnections
 
-    private init(port: Int, hits: HitCounter, serving: Task<Void, Never>, serverChannel: any Channel) {
+    private init(
+        port: Int,
+        hits: HitCounter,
+        serving: Task<Void, Never>,
+        serverChannel: any Channel,
+        unserved: UnservedConnections
+    ) {
         self.port = port
         self.hits = hits
         self.serving = serving
         self.serverChannel = serverChannel
+        self.unserved = unserved
     }
 
     /// Starts a server on 127.0.0.1 at a port the system chooses, answering with `handler`.
     public static func start(_ handler: @escaping Handler) async throws -> LocalHTTPServer {
         let hits = HitCounter()
+        let unserved = UnservedConnections()
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .bind(host: "127.0.0.1", port: 0) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-                    return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(
+                    let connection = try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(
                         wrappingChannelSynchronously: channel
                     )
+                    // Held until served: NIO's async accept can drop a connection it accepted
+                    // (a known race of its server API, apple/swift-nio#2637), and a dropped one
+                    // traps when it becomes active; `stop()` closes any left here.
+                    unserved.add(connection)
+                    return connection
                 }
             }
         guard let port = channel.channel.localAddress?.port else {
@@ -61,6 +75,7 @@ public final class LocalHTTPServer: Sendable {
             _ = try? await channel.executeThenClose { connections in
                 try await withThrowingDiscardingTaskGroup { group in
                     for try await connection in connections {
+                        unserved.remove(connection)
                         group.addTask {
                             await serve(connection, handler: handler, hits: hits)
                         }
@@ -69,7 +84,13 @@ public final class LocalHTTPServer: Sendable {
                 }
             }
         }
-        return LocalHTTPServer(port: port, hits: hits, serving: serving, serverChannel: serverChannel)
+        return LocalHTTPServer(
+            port: port,
+            hits: hits,
+            serving: serving,
+            serverChannel: serverChannel,
+            unserved: unserved
+        )
     }
 
     /// Returns the URL of `path` (which may carry a query) on this server.
@@ -102,6 +123,9 @@ public final class LocalHTTPServer: Sendable {
         // yet handed to it. Closing the socket ends the loop once it has taken every one.
         try? await serverChannel.close()
         await serving.value
+        for connection in unserved.removeAll() {
+            try? await connection.executeThenClose { _, _ in }
+        }
     }
 }
 
@@ -271,6 +295,28 @@ extension LocalHTTPServer.Request {
             query: parts.count > 1 ? String(parts[1]) : "",
             headers: head.headers.map { (name: $0.name, value: $0.value) }
         )
+    }
+}
+
+/// Connections accepted and not yet handed to the accept loop. Any task may use it.
+private final class UnservedConnections: Sendable {
+    typealias Connection = NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
+
+    private let connections = LockedState([ObjectIdentifier: Connection]())
+
+    func add(_ connection: Connection) {
+        connections.withLock { $0[ObjectIdentifier(connection.channel)] = connection }
+    }
+
+    func remove(_ connection: Connection) {
+        _ = connections.withLock { $0.removeValue(forKey: ObjectIdentifier(connection.channel)) }
+    }
+
+    func removeAll() -> [Connection] {
+        connections.withLock { connections in
+            defer { connections = [:] }
+            return Array(connections.values)
+        }
     }
 }
 
