@@ -1,4 +1,5 @@
 import Foundation
+import Strata
 import Synchronization
 
 #if canImport(Glibc)
@@ -16,7 +17,7 @@ import Darwin
 final class Progress: Sendable {
     private let step: String
     private let count = Atomic(0)
-    private let state = Mutex<
+    private let state = LockedState<
         (running: Bool, started: ContinuousClock.Instant, stopped: CheckedContinuation<Void, Never>?)
     >(
         (true, .now, nil)

@@ -1,4 +1,5 @@
 package import Foundation
+import Strata
 import Synchronization
 
 #if canImport(Glibc)
@@ -59,7 +60,7 @@ package final class ChildProcess: Sendable {
     package let pid: pid_t
     /// The lines the child prints on standard output, when it is piped; empty otherwise.
     package let lines: AsyncStream<String>
-    private let input: Mutex<Int32>
+    private let input: LockedState<Int32>
     private let exit = ExitState()
 
     /// Starts `arguments[0]` (a path) with the rest as its arguments and this process's
@@ -146,7 +147,7 @@ package final class ChildProcess: Sendable {
             throw ChildProcessError(description: "cannot start \(path): \(String(cString: strerror(result)))")
         }
         pid = child
-        input = Mutex(inputEnd)
+        input = LockedState(inputEnd)
 
         let (lines, continuation) = AsyncStream<String>.makeStream()
         self.lines = lines
@@ -251,7 +252,7 @@ package final class ChildProcess: Sendable {
 
 /// How a child ended, once it has, and who waits for it.
 private final class ExitState: Sendable {
-    private let state = Mutex<
+    private let state = LockedState<
         (termination: ChildProcess.Termination?, waiters: [CheckedContinuation<ChildProcess.Termination, Never>])
     >(
         (nil, [])

@@ -215,7 +215,12 @@ extension Trace {
         } catch {
             throw HitRateError("cannot run \(tool) to read '\(path)': \(error)")
         }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let data: Data
+        do {
+            data = try output.fileHandleForReading.readToEnd() ?? Data()
+        } catch {
+            throw HitRateError("cannot read what \(tool) -dc '\(path)' printed: \(error)")
+        }
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             throw HitRateError("\(tool) -dc '\(path)' failed with status \(process.terminationStatus)")

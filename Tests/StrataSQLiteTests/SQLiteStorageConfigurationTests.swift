@@ -9,7 +9,9 @@ import Testing
 
 /// The database options an app tunes reach the database, and a storage that observes suspension
 /// takes no lock while the app is suspended.
-@Suite(.onTestThreads) struct SQLiteStorageConfigurationTests {
+// Serialized: suspension is process-wide, so the suspension test must not run beside another test
+// that opens a storage observing it.
+@Suite(.serialized, .onTestThreads) struct SQLiteStorageConfigurationTests {
     let folder: TemporaryFolder
 
     init() throws {

@@ -43,7 +43,9 @@ extension Removal: Sendable where Key: Sendable, Value: Sendable {}
 /// storage never waits for one. Any task may use it.
 @usableFromInline
 final class RemovalBroadcast<Key: Sendable, Value: Sendable>: Sendable {
-    private let listeners = Mutex<(next: Int, continuations: [Int: AsyncStream<Removal<Key, Value>>.Continuation])>(
+    private let listeners = LockedState<
+        (next: Int, continuations: [Int: AsyncStream<Removal<Key, Value>>.Continuation])
+    >(
         (0, [:])
     )
     private let active = Atomic(false)
