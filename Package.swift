@@ -35,10 +35,13 @@ let package = Package(
         .target(
             name: "Strata",
             dependencies: [
+                "CStrataChecksum",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
+        // CRC-32C with the processor's instructions, for the disk format's payload checksum.
+        .target(name: "CStrataChecksum"),
         .target(name: "StrataTesting", dependencies: ["Strata"]),
         .target(
             name: "StrataObjects",
@@ -188,8 +191,9 @@ let package = Package(
     ]
 )
 
-// Every target gets the same upcoming features, as swift-log does.
+// Every Swift target gets the same upcoming features, as swift-log does.
 for target in package.targets where [.executable, .test, .regular].contains(target.type) {
+    if target.name.hasPrefix("C") { continue }  // C targets take no Swift settings
     var settings = target.swiftSettings ?? []
     // SE-0335: existential types are spelled `any P`.
     settings.append(.enableUpcomingFeature("ExistentialAny"))

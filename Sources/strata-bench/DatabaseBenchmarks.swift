@@ -121,10 +121,8 @@ private final class SQLitePair: Sendable {
     let values = (0..<Benchmark.databaseKeyCount).map(databaseValue)
 
     init(name: String) throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "strata-bench-sqlite-\(name)-\(UUID().uuidString)"
-        )
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        // Under the run's folder, which is removed when the process exits.
+        let folder = try DiskBenchmarkFolder.make("sqlite-\(name)")
         storage = try SQLiteStorage(path: folder.appendingPathComponent("strata.sqlite").path)
         let rawPath = folder.appendingPathComponent("raw.sqlite").path
         // The storage creates the schema; the raw pool then uses the file as GRDB would.
@@ -270,8 +268,10 @@ private final class PostgresPair: Sendable {
                 """,
                 logger: Self.logger
             )
+            // As the storage does: the first row answers (the digest is the primary key).
             for try await value in rows.decode(Data.self) {
                 total &+= value.count
+                break
             }
         }
         blackHole(total)

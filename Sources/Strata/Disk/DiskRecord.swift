@@ -1,24 +1,31 @@
+import Foundation
+
 /// The binary layout of one value's file: a fixed header, the key, then the payload.
 ///
 /// ```
 /// offset  size  field
 ///      0     4  magic "STRT"
-///      4     2  format version (little endian), currently 1
+///      4     2  format version (little endian), currently 2
 ///      6     2  flags, 0
 ///      8     4  key length in bytes (UTF-8, NFC-normalized)
 ///     12     4  reserved, 0
 ///     16     8  payload length in bytes
 ///     24     8  creation time, seconds since 1970 (IEEE 754 double)
 ///     32     8  expiry, seconds since 1970, or 0 for never
-///     40     8  xxHash64 of the payload
+///     40     8  checksum of the payload: CRC-32C in version 2 (the upper half 0),
+///                   xxHash64 in version 1
 ///     48     8  xxHash64 of bytes 0..<48 followed by the key
 ///     56     …  key, then payload
 /// ```
+/// Version 2 changed only the payload's checksum, to one the processor computes in hardware
+/// (see ``CRC32C``), so checking a large value costs little next to reading it. Files of version 1 still read; new files are written as version 2.
+///
 /// Parsing is pure and total: any input either decodes or throws a ``DiskRecordError``. The parsing
 /// entry points are `package`, so the `StrataFuzz` target can reach them without `@testable`.
 package struct DiskRecordHeader: Equatable {
     static let magic: (UInt8, UInt8, UInt8, UInt8) = (0x53, 0x54, 0x52, 0x54)
-    static let formatVersion: UInt16 = 1
+    /// The version new files are written in.
+    static let formatVersion: UInt16 = 2
     static let fixedSize = 56
     /// Keys longer than this are refused before anything is written.
     static let maximumKeyLength = 1 << 20
@@ -30,6 +37,19 @@ package struct DiskRecordHeader: Equatable {
     /// Seconds since 1970, or `.infinity` for never.
     var expiry: Double
     var payloadChecksum: UInt64
+    /// The format version the header was read in, or is to be written in; it says which
+    /// checksum ``payloadChecksum`` is.
+    var version: UInt16 = DiskRecordHeader.formatVersion
+
+    /// The payload checksum of format `version`: CRC-32C from version 2, xxHash64 before.
+    static func checksum(ofPayload payload: UnsafeRawBufferPointer, version: UInt16 = formatVersion) -> UInt64 {
+        version >= 2 ? UInt64(CRC32C.checksum(payload)) : XXHash64.hash(payload)
+    }
+
+    /// The payload checksum of `payload` in the current format version.
+    static func checksum(ofPayload payload: Data) -> UInt64 {
+        payload.withUnsafeBytes { checksum(ofPayload: $0) }
+    }
 
     /// The header's size on disk: the fixed part and the key.
     package var size: Int { Self.fixedSize + key.utf8.count }
@@ -44,7 +64,7 @@ package struct DiskRecordHeader: Equatable {
             buffer[1] = Self.magic.1
             buffer[2] = Self.magic.2
             buffer[3] = Self.magic.3
-            buffer.storeBytes(of: Self.formatVersion.littleEndian, toByteOffset: 4, as: UInt16.self)
+            buffer.storeBytes(of: version.littleEndian, toByteOffset: 4, as: UInt16.self)
             buffer.storeBytes(of: UInt32(keyBytes.count).littleEndian, toByteOffset: 8, as: UInt32.self)
             buffer.storeBytes(of: UInt64(payloadLength).littleEndian, toByteOffset: 16, as: UInt64.self)
             buffer.storeBytes(of: created.bitPattern.littleEndian, toByteOffset: 24, as: UInt64.self)
@@ -111,7 +131,8 @@ package struct DiskRecordHeader: Equatable {
             payloadLength: Int(payloadLength),
             created: created,
             expiry: expiryBits == 0 ? .infinity : Double(bitPattern: expiryBits),
-            payloadChecksum: checksum
+            payloadChecksum: checksum,
+            version: UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: 4, as: UInt16.self))
         )
     }
 
@@ -126,7 +147,9 @@ package struct DiskRecordHeader: Equatable {
             throw file.count - start < header.payloadLength ? .truncated : .trailingBytes
         }
         let payload = UnsafeRawBufferPointer(rebasing: file[start...])
-        guard XXHash64.hash(payload) == header.payloadChecksum else { throw .damagedPayload }
+        guard checksum(ofPayload: payload, version: header.version) == header.payloadChecksum else {
+            throw .damagedPayload
+        }
         return (header, start..<file.count)
     }
 }

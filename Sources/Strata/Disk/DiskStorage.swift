@@ -586,7 +586,7 @@ public final class DiskStorage: Sendable {
             payloadLength: value.count,
             created: now,
             expiry: lifetime.map { now + $0.timeInterval } ?? .infinity,
-            payloadChecksum: XXHash64.hash(value)
+            payloadChecksum: DiskRecordHeader.checksum(ofPayload: value)
         )
         let size = header.size + value.count
         if let limit = options.maximumByteCount, size > limit {
@@ -1008,7 +1008,7 @@ public final class DiskStorage: Sendable {
             payloadLength: value.count,
             created: now,
             expiry: expiry ?? options.timeToLive.map { now + $0.timeInterval } ?? .infinity,
-            payloadChecksum: XXHash64.hash(value)
+            payloadChecksum: DiskRecordHeader.checksum(ofPayload: value)
         )
         let size = header.size + value.count
         if let limit = options.maximumByteCount, size > limit {

@@ -210,7 +210,7 @@ import Testing
         try storage.set(Self.value, forKey: "k")
         let path = folder.path + "/" + relativePath(forKey: "k")
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
-        bytes[4] = 2  // format version 2
+        bytes[4] = 3  // format version 3
         try Data(bytes).write(to: URL(fileURLWithPath: path))
 
         let reopened = try DiskStorage(url: folder.url)

@@ -4,8 +4,9 @@ import Testing
 
 @testable import Strata
 
-/// The reference implementation's digests: every disk file's checksums are xxHash64, so a file
-/// written by one build must check out in any other.
+/// The reference implementation's digests: the headers of disk files, and the payloads of
+/// format version 1, are checked with xxHash64, so a file written by one build must check out in
+/// any other.
 @Suite(.onTestThreads) struct XXHash64Tests {
     @Test(
         arguments: [

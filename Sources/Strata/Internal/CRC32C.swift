@@ -1,0 +1,20 @@
+internal import CStrataChecksum
+
+/// CRC-32C, the checksum of disk payloads from format version 2: the processor's CRC32
+/// instructions where it has them (SSE 4.2, ARMv8's CRC extension), run three streams at a time.
+package enum CRC32C {
+    /// The checksum of the bytes in `buffer`, continuing from `crc` (0 to start).
+    package static func checksum(_ buffer: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
+        strata_crc32c(crc, buffer.baseAddress, buffer.count)
+    }
+
+    /// The same checksum without the processor's instructions: slicing by eight tables.
+    package static func portableChecksum(_ buffer: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
+        strata_crc32c_portable(crc, buffer.baseAddress, buffer.count)
+    }
+
+    /// Whether ``checksum(_:continuing:)`` uses the processor's instructions on this machine.
+    package static var isHardwareAccelerated: Bool {
+        strata_crc32c_is_hardware_accelerated() != 0
+    }
+}
