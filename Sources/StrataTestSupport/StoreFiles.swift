@@ -4,7 +4,8 @@ import Strata
 /// The files of a disk folder as they are on disk, read without the storage's index: value files,
 /// temporary files, and the keys and sizes the value files record.
 package struct StoreFiles {
-    /// The relative paths of value files: `<1 hex>/<2 hex>/<32 hex>` with an optional `-<probe>`.
+    /// The relative paths of value files: `<2 hex>/<32 hex>` (or, in a folder of the nested
+    /// layout, `<1 hex>/<2 hex>/<32 hex>`) with an optional `-<probe>`.
     package var records: [String] = []
     /// The relative paths of temporary files (`.tmp-…`) anywhere in the folder.
     package var temporaries: [String] = []
@@ -21,7 +22,7 @@ package struct StoreFiles {
             let name = path.split(separator: "/").last.map(String.init) ?? path
             if name.hasPrefix(".tmp-") {
                 temporaries.append(path)
-            } else if path.wholeMatch(of: /[0-9a-f]\/[0-9a-f]{2}\/[0-9a-f]{32}(-[0-9]+)?/) != nil {
+            } else if path.wholeMatch(of: /([0-9a-f]{2}|[0-9a-f]\/[0-9a-f]{2})\/[0-9a-f]{32}(-[0-9]+)?/) != nil {
                 records.append(path)
                 sizes[path] = listing.items[path]?.size
                 if let data = FileManager.default.contents(atPath: folder.path + "/" + path) {
@@ -42,8 +43,10 @@ package func fileName(forKey key: String) -> String {
     SHA256.hash(key.utf8).prefix(16).map { String(format: "%02x", $0) }.joined()
 }
 
-/// The relative path of `key`'s file when no other key shares its digest.
-package func relativePath(forKey key: String) -> String {
+/// The relative path of `key`'s file when no other key shares its digest, in the layout of a
+/// new folder (`di/digest`) or, with `nested`, in that of a folder made before manifest version 2
+/// (`d/ig/digest`).
+package func relativePath(forKey key: String, nested: Bool = false) -> String {
     let name = fileName(forKey: key)
-    return "\(name.prefix(1))/\(name.dropFirst().prefix(2))/\(name)"
+    return nested ? "\(name.prefix(1))/\(name.dropFirst().prefix(2))/\(name)" : "\(name.prefix(2))/\(name)"
 }

@@ -9,17 +9,59 @@ import Glibc
 import Musl
 #endif
 
+/// How a disk folder spreads its value files over folders; its manifest names it.
+package enum DiskLayout: String, Sendable {
+    /// Manifest version 1: `d/ig/<digest>`, 16 folders of 256, each made when a value first
+    /// needed it. A `mkdir` on ext4 costs 80 to 300 µs (it places each new folder in a block group
+    /// of its own), so a new store paid for up to 4,112 of them during its first writes, and
+    /// opening a folder listed as many.
+    case nested = "sha256-128/16x256"
+    /// Manifest version 2: `di/<digest>`, 256 folders, made when the folder is created. A million
+    /// values are some 4,000 a folder, which ext4's and APFS's hashed directories look up in
+    /// constant time.
+    case flat = "sha256-128/256"
+
+    /// The folders that hold value files, relative to the root.
+    var folders: [String] {
+        switch self {
+        case .nested:
+            (0..<16).flatMap { first in
+                (0..<256).map { String(first, radix: 16) + "/" + Self.twoHexDigits($0) }
+            }
+        case .flat:
+            (0..<256).map(Self.twoHexDigits)
+        }
+    }
+
+    private static func twoHexDigits(_ value: Int) -> String {
+        value < 16 ? "0" + String(value, radix: 16) : String(value, radix: 16)
+    }
+}
+
 /// The manifest at the root of a disk folder. `package`, like ``DiskRecordHeader``'s parsing, for
 /// the `StrataFuzz` target.
 package struct DiskManifest: Codable, Equatable {
     static let formatName = "strata.disk"
-    static let currentVersion = 1
+    static let currentVersion = 2
 
     var format: String
     var version: Int
     var layout: String
 
-    static let current = DiskManifest(format: formatName, version: currentVersion, layout: "sha256-128/16x256")
+    /// The manifest of a new folder.
+    static let current = DiskManifest(layout: .flat)
+
+    /// The manifest of a folder of `layout`: version 2 for the flat layout, 1 for the nested one.
+    init(layout: DiskLayout) {
+        self.format = Self.formatName
+        self.version = layout == .flat ? 2 : 1
+        self.layout = layout.rawValue
+    }
+
+    /// The layout the manifest's version and layout name.
+    var diskLayout: DiskLayout {
+        version >= 2 ? .flat : .nested
+    }
 
     /// Decodes a manifest, or says why the bytes are not one Strata can open.
     package static func decode(_ data: Data) throws(DiskManifestError) -> DiskManifest {
@@ -29,6 +71,10 @@ package struct DiskManifest: Codable, Equatable {
         guard manifest.format == formatName else { throw .foreignFormat(manifest.format) }
         guard manifest.version <= currentVersion else { throw .newerVersion(manifest.version) }
         guard manifest.version >= 1 else { throw .unreadable }
+        // Version 1 wrote only the nested layout; from version 2 the name must be the flat one.
+        guard manifest.version == 1 || manifest.layout == DiskLayout.flat.rawValue else {
+            throw .unknownLayout(manifest.layout)
+        }
         return manifest
     }
 }
@@ -37,6 +83,7 @@ package enum DiskManifestError: Error, Equatable, CustomStringConvertible {
     case unreadable
     case foreignFormat(String)
     case newerVersion(Int)
+    case unknownLayout(String)
 
     package var description: String {
         switch self {
@@ -44,6 +91,7 @@ package enum DiskManifestError: Error, Equatable, CustomStringConvertible {
         case .foreignFormat(let format): "the manifest names format '\(format)', not '\(DiskManifest.formatName)'"
         case .newerVersion(let version):
             "the folder has format version \(version); this build reads up to \(DiskManifest.currentVersion)"
+        case .unknownLayout(let layout): "the manifest names layout '\(layout)', which this build does not know"
         }
     }
 }
@@ -84,21 +132,30 @@ extension DiskStorage {
         removingStaleTemporaryFiles: Bool = true,
         _ body: (_ relativePath: String, _ folder: Int32, _ name: String) throws(SystemCallError) -> Void
     ) throws(SystemCallError) {
-        for first in try SystemCalls.contents(of: root) ?? [] where first.utf8.count == 1 && isHex(first[...]) {
-            for second in try SystemCalls.contents(of: root + "/" + first) ?? []
-            where second.utf8.count == 2 && isHex(second[...]) {
-                let folder = first + "/" + second
-                guard let names = try SystemCalls.contents(of: root + "/" + folder),
-                    let descriptor = try SystemCalls.openFolder(root + "/" + folder)
-                else { continue }
-                defer { close(descriptor) }
-                for file in names {
-                    if file.hasPrefix(TemporaryFiles.prefix) {
-                        if removingStaleTemporaryFiles { removeStaleTemporaryFile(folder + "/" + file) }
-                    } else if isRecordName(file) {
-                        try body(folder + "/" + file, descriptor, file)
-                    }
+        func visit(_ folder: String) throws(SystemCallError) {
+            guard let names = try SystemCalls.contents(of: root + "/" + folder),
+                let descriptor = try SystemCalls.openFolder(root + "/" + folder)
+            else { return }
+            defer { close(descriptor) }
+            for file in names {
+                if file.hasPrefix(TemporaryFiles.prefix) {
+                    if removingStaleTemporaryFiles { removeStaleTemporaryFile(folder + "/" + file) }
+                } else if isRecordName(file) {
+                    try body(folder + "/" + file, descriptor, file)
                 }
+            }
+        }
+        switch layout {
+        case .nested:
+            for first in try SystemCalls.contents(of: root) ?? [] where first.utf8.count == 1 && isHex(first[...]) {
+                for second in try SystemCalls.contents(of: root + "/" + first) ?? []
+                where second.utf8.count == 2 && isHex(second[...]) {
+                    try visit(first + "/" + second)
+                }
+            }
+        case .flat:
+            for folder in try SystemCalls.contents(of: root) ?? [] where folder.utf8.count == 2 && isHex(folder[...]) {
+                try visit(folder)
             }
         }
     }
@@ -113,7 +170,7 @@ extension DiskStorage {
 
     /// Removes the temporary manifests at the root that processes which no longer run left (a
     /// first open killed between writing the manifest and renaming it).
-    private func removeStaleTemporaryManifests() throws(SystemCallError) {
+    private static func removeStaleTemporaryManifests(root: String) throws(SystemCallError) {
         for name in try SystemCalls.contents(of: root) ?? []
         where TemporaryFiles.isAbandoned(name, tag: "manifest") == true {
             // One that cannot be removed (a read-only folder) does no harm: opening ignores it.
@@ -121,11 +178,17 @@ extension DiskStorage {
         }
     }
 
+    /// Writes the manifest of this storage's layout, for a folder removed behind its back.
     func writeManifest() throws(SystemCallError) {
+        try Self.writeManifest(DiskManifest(layout: layout), root: root, options: options)
+    }
+
+    private static func writeManifest(_ manifest: DiskManifest, root: String, options: Options) throws(SystemCallError)
+    {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let data = (try? encoder.encode(DiskManifest.current)) ?? Data()
-        let path = root + "/" + Self.manifestName
+        let data = (try? encoder.encode(manifest)) ?? Data()
+        let path = root + "/" + manifestName
         let temporary = root + "/" + TemporaryFiles.name(tag: "manifest")
         let result = data.withUnsafeBytes { bytes in
             Result { () throws(SystemCallError) in
@@ -142,14 +205,16 @@ extension DiskStorage {
         try result.get()
     }
 
-    /// Checks the manifest (writing one into a new or empty folder), then builds the index from
-    /// the record files' headers.
-    func openFolder() throws(StorageError) {
-        let manifestPath = root + "/" + Self.manifestName
+    /// Checks the manifest at `root` and returns the layout it names; in a new or empty folder,
+    /// makes the value folders of the current layout and then writes the manifest, so a folder
+    /// with a manifest has all its value folders.
+    static func openManifest(root: String, options: Options) throws(StorageError) -> DiskLayout {
+        let manifestPath = root + "/" + manifestName
         do {
+            let layout: DiskLayout
             if let manifest = try SystemCalls.readFile(manifestPath) {
                 do {
-                    _ = try DiskManifest.decode(Data(manifest.bytes))
+                    layout = try DiskManifest.decode(Data(manifest.bytes)).diskLayout
                 } catch {
                     if case .newerVersion = error {
                         throw StorageError(.unsupported, storage: "DiskStorage", message: "\(root): \(error)")
@@ -163,26 +228,30 @@ extension DiskStorage {
                 }
             } else {
                 // A first open that crashed before renaming its manifest leaves only the
-                // temporary one: that folder is Strata's, not someone else's.
+                // temporary one, and perhaps some value folders: that folder is Strata's.
+                let valueFolders = Set(DiskManifest.current.diskLayout.folders)
                 let existing = (try SystemCalls.contents(of: root) ?? []).filter {
-                    TemporaryFiles.isAbandoned($0, tag: "manifest") == nil
+                    TemporaryFiles.isAbandoned($0, tag: "manifest") == nil && !valueFolders.contains($0)
                 }
                 if !existing.isEmpty {
                     throw StorageError(
                         .invalidConfiguration,
                         storage: "DiskStorage",
-                        message: "\(root) holds \(existing.count) entries but no \(Self.manifestName): "
+                        message: "\(root) holds \(existing.count) entries but no \(manifestName): "
                             + "it is not a Strata disk folder, so nothing was changed"
                     )
                 }
-                try SystemCalls.makeFolders(
-                    root,
-                    permissions: mode_t(options.folderPermissions),
-                    durable: options.isDurable
-                )
-                try writeManifest()
+                layout = DiskManifest.current.diskLayout
+                let permissions = mode_t(options.folderPermissions)
+                try SystemCalls.makeFolders(root, permissions: permissions, durable: options.isDurable)
+                for folder in layout.folders {
+                    try SystemCalls.makeFolder(root + "/" + folder, permissions: permissions)
+                }
+                if options.isDurable { try SystemCalls.syncFolder(root) }
+                try writeManifest(DiskManifest.current, root: root, options: options)
             }
-            try removeStaleTemporaryManifests()
+            try removeStaleTemporaryManifests(root: root)
+            return layout
         } catch let error as SystemCallError {
             throw StorageError(.io, storage: "DiskStorage", message: "cannot open \(root): \(error)", underlying: error)
         } catch let error as StorageError {
@@ -190,10 +259,9 @@ extension DiskStorage {
         } catch {
             throw StorageError(.io, storage: "DiskStorage", message: "cannot open \(root): \(error)", underlying: error)
         }
-        try buildIndex()
     }
 
-    private func buildIndex() throws(StorageError) {
+    func buildIndex() throws(StorageError) {
         let now = options.clock.now().timeIntervalSince1970
         var scanned: [Scanned] = []
         var damaged: UInt64 = 0

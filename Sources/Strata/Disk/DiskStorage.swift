@@ -13,8 +13,9 @@ import Musl
 /// A storage of `Data` in files: atomic writes, checksummed values, byte and count limits with
 /// least-recently-used eviction, and keys that can never name a path outside its folder.
 ///
-/// Each value lives in its own file, named by a 128-bit SHA-256 digest of its key and sharded
-/// 16 × 256 folders deep; the file's header holds the key, times, lengths and checksums, so keys
+/// Each value lives in its own file, named by a 128-bit SHA-256 digest of its key, in one of 256
+/// folders made with the store (folders made by earlier versions keep their 16 × 256 layout); the
+/// file's header holds the key, times, lengths and checksums, so keys
 /// can be listed and damage detected (see `DiskRecord.swift` for the layout). Writes go to a
 /// temporary file that is renamed over the old one, so a reader sees the old value or the new one,
 /// never a mix, even after `kill -9`. A manifest at the root records the format.
@@ -63,6 +64,8 @@ public final class DiskStorage: Sendable {
     /// The options the storage was opened with.
     public let options: Options
     let root: String
+    /// How value files are spread over folders, as the folder's manifest says.
+    let layout: DiskLayout
     let state: LockedState<State>
     /// Writers of keys whose digests share a first byte take the same lock, for the rename and
     /// the index update together; readers never take it.
@@ -103,6 +106,7 @@ public final class DiskStorage: Sendable {
         self.name = "DiskStorage"
         self.observer = StorageObserver.make(storage: "DiskStorage", logger: options.logger, metrics: options.metrics)
         self.stripes = (0..<64).map { _ in Lock() }
+        self.layout = try Self.openManifest(root: root, options: options)
         func invalid(_ message: String) -> StorageError {
             StorageError(.invalidConfiguration, storage: "DiskStorage", message: message)
         }
@@ -125,7 +129,7 @@ public final class DiskStorage: Sendable {
                 )
             )
         )
-        try openFolder()
+        try buildIndex()
         endObservation(nil, nil)
     }
 
@@ -169,8 +173,8 @@ public final class DiskStorage: Sendable {
         SHA256.hexadecimal(options.keyDigest?(key) ?? SHA256.hash(key.utf8), byteCount: 16)
     }
 
-    /// The digest a value file's relative path (`d/ig/digest` or `d/ig/digest-probe`) names: the
-    /// key's, without hashing it again.
+    /// The digest a value file's relative path (`di/digest`, `d/ig/digest`, with or without a
+    /// `-probe`) names: the key's, without hashing it again.
     func digest(fromRelativePath relativePath: String) -> String {
         let utf8 = relativePath.utf8
         let name = utf8.lastIndex(of: UInt8(ascii: "/")).map(utf8.index(after:)) ?? utf8.startIndex
@@ -183,10 +187,22 @@ public final class DiskStorage: Sendable {
         return String(Substring(utf8[..<(utf8.lastIndex(of: UInt8(ascii: "/")) ?? utf8.endIndex)]))
     }
 
-    /// The relative path of probe `probe` for `digest`: `d/ig/digest` or `d/ig/digest-probe`.
+    /// The relative path of probe `probe` for `digest`: `di/digest` or `di/digest-probe`, or in
+    /// the nested layout `d/ig/digest` or `d/ig/digest-probe`.
     func relativePath(digest: String, probe: Int) -> String {
         let file = probe == 0 ? digest : "\(digest)-\(probe)"
         var digest = digest
+        if layout == .flat {
+            return digest.withUTF8 { bytes in
+                String(unsafeUninitializedCapacity: 3 + file.utf8.count) { path in
+                    path[0] = bytes[0]
+                    path[1] = bytes[1]
+                    path[2] = UInt8(ascii: "/")
+                    _ = UnsafeMutableBufferPointer(rebasing: path[3...]).initialize(from: file.utf8)
+                    return 3 + file.utf8.count
+                }
+            }
+        }
         return digest.withUTF8 { bytes in
             String(unsafeUninitializedCapacity: 5 + file.utf8.count) { path in
                 path[0] = bytes[0]

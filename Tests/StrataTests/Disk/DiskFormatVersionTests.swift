@@ -17,6 +17,7 @@ import Testing
         forKey key: String,
         version: UInt16,
         checksum: UInt64? = nil,
+        nested: Bool = false,
         in folder: TemporaryFolder
     ) throws -> String {
         let header = DiskRecordHeader(
@@ -28,7 +29,7 @@ import Testing
                 ?? value.withUnsafeBytes { DiskRecordHeader.checksum(ofPayload: $0, version: version) },
             version: version
         )
-        let path = folder.path + "/" + relativePath(forKey: key)
+        let path = folder.path + "/" + relativePath(forKey: key, nested: nested)
         try FileManager.default.createDirectory(
             at: URL(fileURLWithPath: path).deletingLastPathComponent(),
             withIntermediateDirectories: true
@@ -118,5 +119,84 @@ import Testing
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect(bytes[4] == 2)
         #expect(try storage.value(forKey: "k") == Data("new".utf8))
+    }
+
+    // MARK: Layouts
+
+    /// A folder made before manifest version 2: `d/ig/<digest>`, its manifest version 1.
+    private static func nestedFolder(_ folder: TemporaryFolder) throws {
+        let manifest = #"{"format": "strata.disk", "layout": "sha256-128/16x256", "version": 1}"#
+        try Data(manifest.utf8).write(to: folder.url.appendingPathComponent(DiskStorage.manifestName))
+    }
+
+    @Test(arguments: [DiskStorage.Mode.store, .cache])
+    func aFolderOfTheNestedLayoutKeepsItsLayout(mode: DiskStorage.Mode) throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try Self.nestedFolder(folder)
+        _ = try Self.plant(Self.value, forKey: "old", version: 1, nested: true, in: folder)
+        let storage = try DiskStorage(url: folder.url, options: DiskStorage.Options(mode: mode))
+
+        try storage.set(Data("new".utf8), forKey: "new")
+        try storage.removeValue(forKey: "gone")
+
+        #expect(try storage.value(forKey: "old") == Self.value)
+        #expect(
+            StoreFiles(of: folder.url).records.sorted()
+                == [relativePath(forKey: "new", nested: true), relativePath(forKey: "old", nested: true)].sorted()
+        )
+        let reopened = try DiskStorage(url: folder.url, options: DiskStorage.Options(mode: mode))
+        #expect(Set(reopened.keys()) == ["old", "new"])
+        #expect(try reopened.value(forKey: "new") == Data("new".utf8))
+        #expect(try reopened.verify().checkedFiles == 2)
+        let manifest = try #require(FileManager.default.contents(atPath: folder.path + "/" + DiskStorage.manifestName))
+        #expect(try DiskManifest.decode(manifest).version == 1, "the manifest is left as it was")
+    }
+
+    @Test func aNestedFolderRemovedBehindTheStoragesBackIsMadeAgainNested() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        try Self.nestedFolder(folder)
+        let storage = try DiskStorage(url: folder.url)
+        try FileManager.default.removeItem(at: folder.url)
+
+        try storage.set(Self.value, forKey: "k")
+
+        let manifest = try #require(FileManager.default.contents(atPath: folder.path + "/" + DiskStorage.manifestName))
+        #expect(try DiskManifest.decode(manifest).version == 1)
+        #expect(StoreFiles(of: folder.url).records == [relativePath(forKey: "k", nested: true)])
+    }
+
+    @Test func aManifestOfVersionTwoNamingAnotherLayoutIsRefusedAndNothingChanges() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let manifest = #"{"format": "strata.disk", "layout": "sha256-128/16x256", "version": 2}"#
+        try Data(manifest.utf8).write(to: folder.url.appendingPathComponent(DiskStorage.manifestName))
+        let before = FolderListing(of: folder.url)
+
+        let error = #expect(throws: StorageError.self) { try DiskStorage(url: folder.url) }
+
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.message.contains("layout 'sha256-128/16x256'") == true)
+        #expect(FolderListing(of: folder.url) == before)
+    }
+
+    /// A first open killed after making the value folders but before renaming its manifest leaves
+    /// a folder that opens as new, not one refused as someone else's.
+    @Test func aFolderHoldingOnlyValueFoldersAndATemporaryManifestOpensAsNew() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        for name in ["00", "7f", "ff"] {
+            try FileManager.default.createDirectory(
+                at: folder.url.appendingPathComponent(name),
+                withIntermediateDirectories: false
+            )
+        }
+
+        let storage = try DiskStorage(url: folder.url)
+        try storage.set(Self.value, forKey: "k")
+
+        #expect(try storage.value(forKey: "k") == Self.value)
+        #expect(FileManager.default.fileExists(atPath: folder.path + "/" + DiskStorage.manifestName))
     }
 }

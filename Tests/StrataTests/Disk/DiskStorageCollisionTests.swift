@@ -21,7 +21,7 @@ import Testing
     private static func value(_ key: String) -> Data { Data("value of \(key)".utf8) }
 
     private static func chain(_ count: Int) -> [String] {
-        (0..<count).map { "a/ba/\(digest)" + ($0 == 0 ? "" : "-\($0)") }
+        (0..<count).map { "ab/\(digest)" + ($0 == 0 ? "" : "-\($0)") }
     }
 
     @Test func collidingKeysEachReadTheirOwnValue() throws {

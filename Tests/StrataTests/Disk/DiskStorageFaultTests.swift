@@ -103,7 +103,7 @@ import Darwin
         defer { folder.remove() }
         let storage = try DiskStorage(url: folder.url)
         try storage.set(Self.old, forKey: "other")
-        let shard = folder.path + "/" + relativePath(forKey: "k").prefix(1)
+        let shard = folder.path + "/" + relativePath(forKey: "k").prefix(2)
         try? FileManager.default.removeItem(atPath: shard)
         try Data("not a folder".utf8).write(to: URL(fileURLWithPath: shard))
 

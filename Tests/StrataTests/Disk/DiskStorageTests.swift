@@ -319,7 +319,7 @@ import Testing
 
     // MARK: Layout
 
-    @Test func filesAreNamedByTheKeysDigestInTwoLevelsOfShards() throws {
+    @Test func filesAreNamedByTheKeysDigestIn256Folders() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let storage = try DiskStorage(url: folder.url)
@@ -329,7 +329,9 @@ import Testing
         // SHA-256("kharkiv"), first 16 bytes.
         let name = fileName(forKey: "kharkiv")
         #expect(name.count == 32)
-        #expect(StoreFiles(of: folder.url).records == ["\(name.prefix(1))/\(name.dropFirst().prefix(2))/\(name)"])
+        #expect(StoreFiles(of: folder.url).records == ["\(name.prefix(2))/\(name)"])
+        let folders = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.count == 2 }
+        #expect(folders.count == 256, "every value folder is made with the store")
         let manifest = try #require(FileManager.default.contents(atPath: folder.path + "/" + DiskStorage.manifestName))
         #expect(try DiskManifest.decode(manifest) == .current)
     }
@@ -395,7 +397,7 @@ import Testing
             forKey: "expired",
             timeToLive: .seconds(1)
         )
-        let manifest = #"{"format": "strata.disk", "layout": "sha256-128/16x256", "version": 2}"#
+        let manifest = #"{"format": "strata.disk", "layout": "sha256-128/256", "version": 3}"#
         try Self.data(manifest).write(to: folder.url.appendingPathComponent(DiskStorage.manifestName))
         let before = FolderListing(of: folder.url)
 
@@ -403,7 +405,7 @@ import Testing
         let error = try Self.openingError(folder.url, options: options)
 
         #expect(error.code == .unsupported)
-        #expect(error.message.contains("version 2"))
+        #expect(error.message.contains("version 3"))
         #expect(FolderListing(of: folder.url) == before)
     }
 
@@ -444,7 +446,7 @@ import Testing
         try storage.set(Self.data("1"), forKey: "a")
 
         let path = relativePath(forKey: "a")
-        let shards = [String(path.prefix(1)), String(path.prefix(4))]
+        let shards = [String(path.prefix(2))]
         #expect(FileStatus(root.path)?.permissions == 0o700)
         for shard in shards {
             #expect(FileStatus(root.path + "/" + shard)?.permissions == 0o700)
