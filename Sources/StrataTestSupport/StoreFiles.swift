@@ -28,7 +28,7 @@ package struct StoreFiles {
                 if let data = FileManager.default.contents(atPath: folder.path + "/" + path) {
                     keys[path] = data.withUnsafeBytes { try? DiskRecordHeader.decode($0).key }
                 }
-            } else if path != DiskStorage.manifestName {
+            } else if path != DiskStorage.manifestName && path != "strata-index.bin" {
                 others.append(path)
             }
         }

@@ -98,12 +98,11 @@ package enum DiskManifestError: Error, Equatable, CustomStringConvertible {
 
 extension DiskStorage {
     /// A record file found while opening the folder.
-    private struct Scanned {
+    struct Scanned {
         var key: String
         var relativePath: String
         var size: Int
         var modified: Double
-        var created: Double
         var expiry: Double
     }
 
@@ -168,11 +167,13 @@ extension DiskStorage {
         _ = try? SystemCalls.remove(absolutePath(relativePath))
     }
 
-    /// Removes the temporary manifests at the root that processes which no longer run left (a
-    /// first open killed between writing the manifest and renaming it).
+    /// Removes the temporary manifests and index snapshots at the root that processes which no
+    /// longer run left (one killed between writing the file and renaming it).
     private static func removeStaleTemporaryManifests(root: String) throws(SystemCallError) {
         for name in try SystemCalls.contents(of: root) ?? []
-        where TemporaryFiles.isAbandoned(name, tag: "manifest") == true {
+        where TemporaryFiles.isAbandoned(name, tag: "manifest") == true
+            || TemporaryFiles.isAbandoned(name, tag: "index") == true
+        {
             // One that cannot be removed (a read-only folder) does no harm: opening ignores it.
             _ = try? SystemCalls.remove(root + "/" + name)
         }
@@ -261,6 +262,59 @@ extension DiskStorage {
         }
     }
 
+    /// What reading one file's header when opening found.
+    enum HeaderScan {
+        case value(Scanned)
+        case expired
+        case damaged(DiskRecordError?)
+    }
+
+    /// Reads the header of the file `name` in the open folder `folder` (at `relativePath`), as
+    /// opening does; `nil` when the file is gone.
+    func scanHeader(
+        _ name: String,
+        in folder: Int32,
+        relativePath: String,
+        now: Double
+    ) throws(SystemCallError) -> HeaderScan? {
+        // Enough for the header of a key of up to 456 bytes; longer keys take a second read.
+        let read: FileBytes?
+        do throws(SystemCallError) {
+            read = try SystemCalls.readFile(name, in: folder, limit: 512)
+        } catch {
+            // A directory (or FIFO) where a record should be is damage, not a reason to
+            // refuse the whole folder; it is left in place for a person to look at.
+            guard error.isNotARegularFile else { throw error }
+            return .damaged(nil)
+        }
+        guard let prefix = read else { return nil }
+        do throws(DiskRecordError) {
+            var header: DiskRecordHeader
+            let needed = try DiskRecordHeader.requiredSize(forPrefix: prefix.bytes)
+            if needed > prefix.count {
+                guard let longer = try? SystemCalls.readFile(name, in: folder, limit: needed) else {
+                    return .damaged(.truncated)
+                }
+                header = try DiskRecordHeader.decode(longer.bytes)
+            } else {
+                header = try DiskRecordHeader.decode(prefix.bytes)
+            }
+            guard prefix.fileSize == header.size + header.payloadLength else { throw .truncated }
+            if header.expiry <= now { return .expired }
+            return .value(
+                Scanned(
+                    key: header.key,
+                    relativePath: relativePath,
+                    size: prefix.fileSize,
+                    modified: prefix.modified,
+                    expiry: header.expiry
+                )
+            )
+        } catch {
+            return .damaged(error)
+        }
+    }
+
     func buildIndex() throws(StorageError) {
         let now = options.clock.now().timeIntervalSince1970
         var scanned: [Scanned] = []
@@ -268,55 +322,30 @@ extension DiskStorage {
         // Expired files, and damaged ones in cache mode: removed once the index is built, so
         // that removing them can keep collision chains contiguous.
         var dropped: [String] = []
+        func scan(_ relativePath: String, _ folder: Int32, _ name: String) throws(SystemCallError) {
+            switch try scanHeader(name, in: folder, relativePath: relativePath, now: now) {
+            case .value(let record)?: scanned.append(record)
+            case .expired?: dropped.append(relativePath)
+            case .damaged(let error)?:
+                damaged += 1
+                // A cache drops damage, but leaves a newer format's file (or a folder) alone.
+                if let error, options.mode == .cache {
+                    if case .newerFormat = error {} else { dropped.append(relativePath) }
+                }
+            case nil: break
+            }
+        }
         do {
-            try forEachRecordFile { (relativePath, folder, name) throws(SystemCallError) in
-                // Enough for the header of a key of up to 456 bytes; longer keys take a second read.
-                let read: FileBytes?
-                do throws(SystemCallError) {
-                    read = try SystemCalls.readFile(name, in: folder, limit: 512)
-                } catch {
-                    // A directory (or FIFO) where a record should be is damage, not a reason to
-                    // refuse the whole folder; it is left in place for a person to look at.
-                    guard error.isNotARegularFile else { throw error }
-                    damaged += 1
-                    return
-                }
-                guard let prefix = read else { return }
-                do {
-                    var header: DiskRecordHeader
-                    let needed = try DiskRecordHeader.requiredSize(forPrefix: prefix.bytes)
-                    if needed > prefix.count, let longer = try SystemCalls.readFile(name, in: folder, limit: needed) {
-                        header = try DiskRecordHeader.decode(longer.bytes)
-                    } else {
-                        header = try DiskRecordHeader.decode(prefix.bytes)
-                    }
-                    guard prefix.fileSize == header.size + header.payloadLength else {
-                        throw DiskRecordError.truncated
-                    }
-                    if header.expiry <= now {
-                        dropped.append(relativePath)
-                        return
-                    }
-                    scanned.append(
-                        Scanned(
-                            key: header.key,
-                            relativePath: relativePath,
-                            size: prefix.fileSize,
-                            modified: prefix.modified,
-                            created: header.created,
-                            expiry: header.expiry
-                        )
-                    )
-                } catch let error as DiskRecordError {
-                    damaged += 1
-                    // A cache drops damage, but leaves a newer format's file alone when opening.
-                    if case .newerFormat = error {
-                    } else if options.mode == .cache {
-                        dropped.append(relativePath)
-                    }
-                } catch {
-                    damaged += 1
-                }
+            if let snapshot = loadSnapshot() {
+                try buildIndex(
+                    from: snapshot,
+                    now: now,
+                    found: { scanned.append($0) },
+                    expired: { dropped.append($0) },
+                    scan: scan
+                )
+            } else {
+                try forEachRecordFile(scan)
             }
         } catch {
             throw StorageError(.io, storage: "DiskStorage", message: "cannot read \(root): \(error)", underlying: error)
@@ -328,9 +357,10 @@ extension DiskStorage {
         state.withLock { state in
             state.statistics.damagedFiles = damaged
             state.owners.reserveCapacity(scanned.count)
+            state.cache.reserveCapacity(scanned.count)
             for position in order {
                 let record = scanned[position]
-                if let previous = state.cache.recordAccess(forKey: record.key) {
+                if let slot = state.cache.index[record.key], let previous = state.cache.slots[slot]?.value {
                     // The same key in two files (a collision chain interrupted by a crash): keep
                     // the newer one.
                     dropped.append(previous.relativePath)
@@ -341,6 +371,8 @@ extension DiskStorage {
                 state.owners[record.relativePath] = record.key
             }
             state.cache.statistics = StorageStatistics()
+            // What was read is what the folder holds: changes count from here.
+            state.savedStamp = state.cache.changeStamp
         }
         if damaged > 0 {
             observer?.log(

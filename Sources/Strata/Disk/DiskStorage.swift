@@ -51,6 +51,13 @@ public final class DiskStorage: Sendable {
         /// Which key owns each file path, to resolve hash collisions without reading files.
         var owners: [String: String] = [:]
         var statistics = Statistics()
+        /// The index's change stamp when the last snapshot was saved.
+        var savedStamp: UInt64 = 0
+        /// Whether a snapshot is being saved in the background.
+        var isSaving = false
+        /// How the last open built the index: value folders taken from the snapshot, and read.
+        var foldersFromSnapshot = 0
+        var foldersRead = 0
     }
 
     typealias Removed = MemoryCacheState<String, Entry>.Removed
@@ -131,6 +138,8 @@ public final class DiskStorage: Sendable {
         )
         try buildIndex()
         endObservation(nil, nil)
+        // A large folder read file by file: save a snapshot for the next open.
+        if openedFolders.read > 0, count >= Self.snapshotThreshold { saveIndexIfDue(regardlessOfChanges: true) }
     }
 
     // MARK: Observing
@@ -641,6 +650,7 @@ public final class DiskStorage: Sendable {
             }
         }
         evict(removed)
+        saveIndexIfDue()
     }
 
     /// The path `key` is written to: its current file, or the first probe no other key owns.
@@ -770,6 +780,7 @@ public final class DiskStorage: Sendable {
         try stripe(for: digest).withLock { () throws(StorageError) in
             try removeLocked(key, digest: digest)
         }
+        saveIndexIfDue()
     }
 
     /// Removes `key`'s file and index entry. Call with the digest's stripe lock held, so a writer
@@ -997,6 +1008,7 @@ public final class DiskStorage: Sendable {
             return true
         }
         evict(removed)
+        saveIndexIfDue()
         return wrote
     }
 

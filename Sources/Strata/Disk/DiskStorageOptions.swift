@@ -84,6 +84,11 @@ extension DiskStorage {
         /// Where to report hits, misses, evictions, sizes and latencies (see ``StorageMetrics``);
         /// `nil`, the default, reports nothing.
         public var metrics: StorageMetrics?
+        /// Whether the storage keeps a snapshot of its index at the root of the folder
+        /// (`strata-index.bin`, see ``DiskStorage/saveIndex()``), so that opening a large folder
+        /// need not read every file's header. On by default; a snapshot never decides what a read
+        /// returns.
+        public var savesIndexSnapshots = true
         /// Replaces the key hash, for tests of hash collisions. Returns at least 16 bytes.
         package var keyDigest: (@Sendable (String) -> [UInt8])?
 

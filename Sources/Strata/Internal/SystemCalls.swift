@@ -311,6 +311,45 @@ package enum SystemCalls {
         return names
     }
 
+    /// A folder's modification time and the names and inode numbers of what it holds (without
+    /// "." and ".."), or `nil` if the folder does not exist. The time is taken before the
+    /// listing, so a change made during it shows as a later time.
+    package static func listing(
+        of path: String
+    ) throws(SystemCallError) -> (
+        modified: (seconds: Int64, nanoseconds: Int64), entries: [(name: String, inode: UInt64)]
+    )? {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if descriptor < 0 {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw fail("open", path)
+        }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            close(descriptor)
+            throw fail("fstat", path)
+        }
+        // The stream owns the descriptor from here: closedir closes it.
+        guard let directory = fdopendir(descriptor) else {
+            close(descriptor)
+            throw fail("opendir", path)
+        }
+        defer { closedir(directory) }
+        #if canImport(Darwin)
+        let modified = (Int64(info.st_mtimespec.tv_sec), Int64(info.st_mtimespec.tv_nsec))
+        #else
+        let modified = (Int64(info.st_mtim.tv_sec), Int64(info.st_mtim.tv_nsec))
+        #endif
+        var entries: [(name: String, inode: UInt64)] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { entries.append((name, UInt64(entry.pointee.d_ino))) }
+        }
+        return (modified, entries)
+    }
+
     /// Sets a file's modification time to `seconds` since 1970.
     package static func touch(_ path: String, at seconds: Double) {
         let whole = seconds.rounded(.down)

@@ -58,6 +58,8 @@ struct MemoryCacheState<Key: Hashable, Value> {
     @usableFromInline var index: [Key: Int] = [:]
     @usableFromInline let queue: any EvictionQueue
     @usableFromInline var nextVersion: UInt64 = 1
+    /// Entries removed so far; with `nextVersion`, tells whether the index changed since a time.
+    @usableFromInline var removalCount: UInt64 = 0
 
     @usableFromInline let maximumCount: Int
     @usableFromInline let maximumCost: Int
@@ -75,6 +77,15 @@ struct MemoryCacheState<Key: Hashable, Value> {
     }
 
     var count: Int { index.count }
+
+    /// Makes room for `count` entries, for an index built all at once.
+    mutating func reserveCapacity(_ count: Int) {
+        index.reserveCapacity(count)
+        slots.reserveCapacity(count)
+    }
+
+    /// Changes whenever an entry is set or removed.
+    var changeStamp: UInt64 { nextVersion &+ removalCount }
 
     // MARK: Reading
 
@@ -218,6 +229,7 @@ struct MemoryCacheState<Key: Hashable, Value> {
         queue.removeAll()
         totalCost = 0
         sweepCursor = 0
+        removalCount &+= UInt64(old.count)
         return old
     }
 
@@ -228,6 +240,7 @@ struct MemoryCacheState<Key: Hashable, Value> {
         freeSlots.append(slot)
         index[entry.key] = nil
         totalCost -= entry.cost
+        removalCount &+= 1
         queue.recordRemoval(of: slot)
         return entry.value
     }
