@@ -237,7 +237,7 @@ extension Benchmark {
             // Past the second within which a changed folder could keep its time, so that every
             // folder is trusted.
             try await Task.sleep(for: .seconds(1.1))
-            try DiskStorage(url: folder).saveIndex()
+            try await DiskStorage(url: folder).saveIndex()
             return Workloads(
                 operations: count,
                 subject: {

@@ -228,6 +228,22 @@ import Darwin
         }
     }
 
+    @Test func theAsyncSaveWritesTheSameSnapshot() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let storage = try Self.savedFolder(folder)
+        let path = folder.path + "/" + DiskIndexSnapshot.fileName
+        func decoded() throws -> DiskIndexSnapshot {
+            try Data(contentsOf: URL(fileURLWithPath: path)).withUnsafeBytes { try DiskIndexSnapshot.decode($0) }
+        }
+        let saved = try decoded()
+        try FileManager.default.removeItem(atPath: path)
+
+        try await storage.saveIndex()
+
+        #expect(try decoded().folders == saved.folders)
+    }
+
     @Test func expiredValuesInATrustedSnapshotAreDroppedWithTheirFiles() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
