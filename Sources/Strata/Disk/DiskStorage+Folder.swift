@@ -351,8 +351,9 @@ extension DiskStorage {
             throw StorageError(.io, storage: "DiskStorage", message: "cannot read \(root): \(error)", underlying: error)
         }
         // Oldest first, so the most recently used end up most recent in the index. (Sorting
-        // positions rather than the records themselves spares moving their strings around.)
-        let order = scanned.indices.sorted { scanned[$0].modified < scanned[$1].modified }
+        // times with positions rather than the records themselves spares moving, retaining and
+        // releasing their strings at every comparison.)
+        let order = scanned.indices.map { (scanned[$0].modified, $0) }.sorted { $0.0 < $1.0 }.map(\.1)
         var removed = Removed()
         state.withLock { state in
             state.statistics.damagedFiles = damaged

@@ -68,9 +68,18 @@ extension DiskStorage {
         }
     }
 
+    /// Held while a snapshot is saved: this process names its temporary snapshot file the same
+    /// way every time, so two saves (a storage's own and an asked-for one, or two storages on
+    /// one folder) take turns.
+    private static let savingLock = Lock()
+
     /// Lists every value folder and writes what it holds, with the index's knowledge of each value
     /// (or, for a file the index does not know, its header), to the snapshot file atomically.
     private static func saveSnapshot(of storage: DiskStorage) throws(SystemCallError) {
+        try savingLock.withLock { () throws(SystemCallError) in try saveSnapshotLocked(of: storage) }
+    }
+
+    private static func saveSnapshotLocked(of storage: DiskStorage) throws(SystemCallError) {
         guard storage.layout == .flat else { return }
         let root = storage.root
         let saved = Date().timeIntervalSince1970

@@ -244,6 +244,26 @@ import Darwin
         #expect(try decoded().folders == saved.folders)
     }
 
+    /// Saves asked for at once, from two storages on one folder and while a storage saves on its
+    /// own, take turns instead of tripping over one another's temporary file.
+    @Test func savesAtTheSameTimeAllSucceed() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let storage = try Self.savedFolder(folder, count: 1_000)
+        let other = try DiskStorage(url: folder.url)
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for round in 0..<8 {
+                group.addTask { try await (round.isMultiple(of: 2) ? storage : other).saveIndex() }
+            }
+            try await group.waitForAll()
+        }
+
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: folder.path + "/" + DiskIndexSnapshot.fileName))
+        #expect(throws: Never.self) { try bytes.withUnsafeBytes { try DiskIndexSnapshot.decode($0) } }
+        #expect(StoreFiles(of: folder.url).temporaries.isEmpty)
+    }
+
     @Test func expiredValuesInATrustedSnapshotAreDroppedWithTheirFiles() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
