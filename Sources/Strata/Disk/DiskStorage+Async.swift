@@ -46,7 +46,7 @@ extension DiskStorage: UpdatableStorage, EnumerableStorage, ClearableStorage, Ex
         await BlockingIOPool.shared.run { self.keys() }
     }
 
-    /// Saves a snapshot of the index (see ``saveIndex()``), on Strata's I/O threads.
+    /// Saves a snapshot of the index (see `saveIndex()`), on Strata's I/O threads.
     public func saveIndex() async throws(StorageError) {
         try await BlockingIOPool.shared.run { () throws(StorageError) in try self.saveIndex() }
     }

@@ -20,8 +20,9 @@ import Musl
 /// temporary file that is renamed over the old one, so a reader sees the old value or the new one,
 /// never a mix, even after `kill -9`. A manifest at the root records the format.
 ///
-/// The index of keys, sizes and recency is built in memory when the folder is opened; no write
-/// scans the folder. Recency survives a restart through the files' modification times, refreshed
+/// The index of keys, sizes and recency is built in memory when the folder is opened, from the
+/// folder's index snapshot where its value folders have not changed (see `saveIndex()`) and
+/// from the files' headers elsewhere; no write scans the folder. Recency survives a restart through the files' modification times, refreshed
 /// by reads at most once per ``Options/recencyResolution``.
 ///
 /// Every method comes twice. The synchronous one does its I/O on the calling thread, the caller's

@@ -85,7 +85,7 @@ extension DiskStorage {
         /// `nil`, the default, reports nothing.
         public var metrics: StorageMetrics?
         /// Whether the storage keeps a snapshot of its index at the root of the folder
-        /// (`strata-index.bin`, see ``DiskStorage/saveIndex()``), so that opening a large folder
+        /// (`strata-index.bin`, see `saveIndex()`), so that opening a large folder
         /// need not read every file's header. On by default; a snapshot never decides what a read
         /// returns.
         public var savesIndexSnapshots = true
