@@ -346,6 +346,11 @@ extension DiskStorage {
                 )
             } else {
                 try forEachRecordFile(scan)
+                let folders = layout.folders.count
+                state.withLock { state in
+                    state.foldersFromSnapshot = 0
+                    state.foldersRead = folders
+                }
             }
         } catch {
             throw StorageError(.io, storage: "DiskStorage", message: "cannot read \(root): \(error)", underlying: error)

@@ -39,7 +39,7 @@ extension DiskStorage {
     }
 
     /// How many value folders the last open took from the snapshot, and how many it read file by
-    /// file.
+    /// file (all of them when there was no snapshot to use).
     package var openedFolders: (fromSnapshot: Int, read: Int) {
         state.withLock { ($0.foldersFromSnapshot, $0.foldersRead) }
     }
