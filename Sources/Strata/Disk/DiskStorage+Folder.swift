@@ -366,16 +366,23 @@ extension DiskStorage {
             state.cache.reserveCapacity(scanned.count)
             for position in order {
                 let record = scanned[position]
-                if let slot = state.cache.index[record.key], let previous = state.cache.slots[slot]?.value {
+                // A value larger than the byte limit is not indexed, as `set` would refuse it.
+                guard record.size <= state.cache.maximumCost else {
+                    state.cache.statistics.rejections &+= 1
+                    continue
+                }
+                let entry = Entry(relativePath: record.relativePath, size: record.size, touched: record.modified)
+                if let previous = state.cache.load(entry, forKey: record.key, cost: record.size, expiry: record.expiry)
+                {
                     // The same key in two files (a collision chain interrupted by a crash): keep
                     // the newer one.
                     dropped.append(previous.relativePath)
                     state.owners[previous.relativePath] = nil
                 }
-                let entry = Entry(relativePath: record.relativePath, size: record.size, touched: record.modified)
-                state.cache.set(entry, forKey: record.key, cost: record.size, expiry: record.expiry, removed: &removed)
                 state.owners[record.relativePath] = record.key
             }
+            // Over a limit (one lowered since the last run): the least recently used go.
+            state.cache.evict(toCount: state.cache.maximumCount, toCost: state.cache.maximumCost, removed: &removed)
             state.cache.statistics = StorageStatistics()
             // What was read is what the folder holds: changes count from here.
             state.savedStamp = state.cache.changeStamp

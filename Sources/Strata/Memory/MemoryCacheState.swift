@@ -78,6 +78,41 @@ struct MemoryCacheState<Key: Hashable, Value> {
 
     var count: Int { index.count }
 
+    /// Adds an entry to an index being built all at once (see ``reserveCapacity(_:)``), hashing
+    /// the key twice instead of four times and leaving eviction to the caller, who evicts once at
+    /// the end. Returns the value it replaced when the key was already there.
+    mutating func load(_ value: Value, forKey key: Key, cost: Int, expiry: Double) -> Value? {
+        guard freeSlots.isEmpty else {
+            var removed = Removed()
+            let previous = index[key].flatMap { slots[$0]?.value }
+            set(value, forKey: key, cost: cost, expiry: expiry, removed: &removed)
+            return previous
+        }
+        let slot = slots.count
+        if let existing = index.updateValue(slot, forKey: key) {
+            index[key] = existing
+            var entry = slots[existing].unsafelyUnwrapped
+            let previous = entry.value
+            totalCost += cost - entry.cost
+            entry.value = value
+            entry.cost = cost
+            entry.expiry = expiry
+            entry.version = nextVersion
+            nextVersion &+= 1
+            slots[existing] = entry
+            queue.recordAccess(of: existing, hash: entry.hash)
+            if expiry != .infinity { hasExpiringEntries = true }
+            return previous
+        }
+        let hash = key.hashValue
+        slots.append(Entry(key: key, value: value, cost: cost, hash: hash, expiry: expiry, version: nextVersion))
+        nextVersion &+= 1
+        totalCost += cost
+        queue.recordInsertion(of: slot, hash: hash)
+        if expiry != .infinity { hasExpiringEntries = true }
+        return nil
+    }
+
     /// Makes room for `count` entries, for an index built all at once.
     mutating func reserveCapacity(_ count: Int) {
         index.reserveCapacity(count)
