@@ -367,10 +367,7 @@ extension DiskStorage {
             for position in order {
                 let record = scanned[position]
                 // A value larger than the byte limit is not indexed, as `set` would refuse it.
-                guard record.size <= state.cache.maximumCost else {
-                    state.cache.statistics.rejections &+= 1
-                    continue
-                }
+                guard record.size <= state.cache.maximumCost else { continue }
                 let entry = Entry(relativePath: record.relativePath, size: record.size, touched: record.modified)
                 if let previous = state.cache.load(entry, forKey: record.key, cost: record.size, expiry: record.expiry)
                 {

@@ -317,6 +317,48 @@ import Testing
         #expect(Set(StoreFiles(of: folder.url).keys.values) == ["a", "c", "d"])
     }
 
+    /// A folder opened with a lower limit than it was filled under keeps the most recently used
+    /// values and removes the others' files; a value over the byte limit is not indexed.
+    @Test(arguments: [false, true])
+    func openingUnderALowerLimitKeepsTheMostRecentlyUsed(fromSnapshot: Bool) throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        var options = DiskStorage.Options()
+        options.recencyResolution = .zero
+        let first = try DiskStorage(url: folder.url, options: options)
+        for key in ["a", "b", "c", "d", "e"] {
+            try first.set(Self.data(key), forKey: key)
+        }
+        // Reads in the order d, a, e, c, b: d and a are now the least recently used.
+        for key in ["d", "a", "e", "c", "b"] {
+            _ = try first.value(forKey: key)
+            usleep(20_000)  // distinct file times, whatever the clock's tick
+        }
+        try first.set(Data(repeating: 1, count: 10_000), forKey: "huge")
+        let huge = folder.path + "/" + relativePath(forKey: "huge")
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: -3600)],
+            ofItemAtPath: huge
+        )
+        if fromSnapshot {
+            let then = Date(timeIntervalSinceNow: -10)
+            for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) where name.count == 2 {
+                try FileManager.default.setAttributes([.modificationDate: then], ofItemAtPath: folder.path + "/" + name)
+            }
+            try first.saveIndex()
+        }
+
+        var lower = options
+        lower.maximumCount = 3
+        lower.maximumByteCount = 5_000
+        let reopened = try DiskStorage(url: folder.url, options: lower)
+
+        #expect(reopened.openedFolders.fromSnapshot == (fromSnapshot ? 256 : 0))
+        #expect(Set(reopened.keys()) == ["b", "c", "e"])
+        #expect(Set(StoreFiles(of: folder.url).keys.values) == ["b", "c", "e", "huge"], "left, as before")
+        #expect(try reopened.value(forKey: "b") == Self.data("b"))
+    }
+
     // MARK: Layout
 
     @Test func filesAreNamedByTheKeysDigestIn256Folders() throws {
