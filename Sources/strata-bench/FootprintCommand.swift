@@ -4,7 +4,7 @@ import Strata
 
 /// `strata-bench footprint`: the heap bytes a `MemoryStorage<Int, Int>` limited to 100,000
 /// entries takes per entry held, at 1% fill and full, for each eviction policy, beside a
-/// `Mutex<[Int: Int]>` holding the same entries: `memory.bytes.per.entry`.
+/// locked `[Int: Int]` holding the same entries: `memory.bytes.per.entry`.
 ///
 /// Bytes are what the malloc interposer saw allocated and not freed while the storage was made
 /// and filled, so they include the dictionary, the policy's links, sketch and ghosts, and nothing

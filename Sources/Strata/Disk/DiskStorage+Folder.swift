@@ -24,13 +24,14 @@ package enum DiskLayout: String, Sendable {
     /// The folders that hold value files, relative to the root.
     var folders: [String] {
         switch self {
-        case .nested:
-            (0..<16).flatMap { first in
-                (0..<256).map { String(first, radix: 16) + "/" + Self.twoHexDigits($0) }
-            }
-        case .flat:
-            (0..<256).map(Self.twoHexDigits)
+        case .nested: Self.nestedFolders
+        case .flat: Self.flatFolders
         }
+    }
+
+    private static let flatFolders = (0..<256).map(twoHexDigits)
+    private static let nestedFolders = (0..<16).flatMap { first in
+        (0..<256).map { String(first, radix: 16) + "/" + twoHexDigits($0) }
     }
 
     private static func twoHexDigits(_ value: Int) -> String {
@@ -161,7 +162,7 @@ extension DiskStorage {
 
     /// Removes a temporary file left by a process that no longer runs (one that crashed
     /// mid-write); another live process's file is left alone.
-    private func removeStaleTemporaryFile(_ relativePath: String) {
+    func removeStaleTemporaryFile(_ relativePath: String) {
         let name = String(relativePath.split(separator: "/").last ?? "")
         guard TemporaryFiles.isAbandoned(name) ?? true else { return }
         _ = try? SystemCalls.remove(absolutePath(relativePath))

@@ -190,9 +190,7 @@ extension DiskStorage {
             names.reserveCapacity(listing.entries.count)
             for entry in listing.entries {
                 if entry.name.hasPrefix(TemporaryFiles.prefix) {
-                    if TemporaryFiles.isAbandoned(entry.name) ?? true {
-                        _ = try? SystemCalls.remove(root + "/" + folder + "/" + entry.name)
-                    }
+                    removeStaleTemporaryFile(folder + "/" + entry.name)
                 } else {
                     names.append(entry)
                 }

@@ -90,18 +90,11 @@ struct MemoryCacheState<Key: Hashable, Value> {
         }
         let slot = slots.count
         if let existing = index.updateValue(slot, forKey: key) {
+            // A key loaded twice, which is rare: `set` replaces it.
             index[key] = existing
-            var entry = slots[existing].unsafelyUnwrapped
-            let previous = entry.value
-            totalCost += cost - entry.cost
-            entry.value = value
-            entry.cost = cost
-            entry.expiry = expiry
-            entry.version = nextVersion
-            nextVersion &+= 1
-            slots[existing] = entry
-            queue.recordAccess(of: existing, hash: entry.hash)
-            if expiry != .infinity { hasExpiringEntries = true }
+            let previous = slots[existing].unsafelyUnwrapped.value
+            var removed = Removed()
+            set(value, forKey: key, cost: cost, expiry: expiry, removed: &removed)
             return previous
         }
         let hash = key.hashValue
