@@ -264,6 +264,29 @@ import Darwin
         #expect(StoreFiles(of: folder.url).temporaries.isEmpty)
     }
 
+    /// A folder where the snapshot file should be: saving throws `io` naming the snapshot and
+    /// leaves no temporary file, opening reads every file instead, and no value is lost.
+    @Test func aFolderInPlaceOfTheSnapshotIsAnIOErrorToSaveAndIgnoredWhenOpening() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let storage = try Self.savedFolder(folder)
+        let path = folder.path + "/" + DiskIndexSnapshot.fileName
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createDirectory(atPath: path + "/inside", withIntermediateDirectories: true)
+
+        let error = #expect(throws: StorageError.self) { try storage.saveIndex() }
+        let opened = try DiskStorage(url: folder.url)
+
+        #expect(error?.code == .io)
+        #expect(error?.message.contains("index snapshot") == true)
+        #expect(StoreFiles(of: folder.url).temporaries.isEmpty)
+        #expect(opened.openedFolders == (0, 256))
+        #expect(opened.count == 60)
+        for index in 0..<60 {
+            #expect(try opened.value(forKey: "key-\(index)") == Self.value(index))
+        }
+    }
+
     @Test func expiredValuesInATrustedSnapshotAreDroppedWithTheirFiles() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
