@@ -693,19 +693,37 @@ public final class PostgresStorage: Sendable {
         forKey key: String,
         _ body: (inout Data?) throws -> Result
     ) async throws(StorageError) -> Result {
-        try await updateReportingExpiry(forKey: key, body).result
+        try await updateReportingExpiry(forKey: key, timeToLive: nil, body).result
     }
 
-    /// ``update(forKey:_:)``, also returning the expiry (seconds since 1970, on the storage's
-    /// clock) of the value it wrote: `nil` for none or a removal. ``SharedCache`` keeps the value
-    /// in memory no longer than that.
+    /// ``update(forKey:_:)``, giving the value `body` leaves a time to live of its own: with one,
+    /// the value expires after it whether it is new or replaces one (zero or less removes the key);
+    /// with `nil`, a replaced value keeps its lifetime and a new one gets the default.
+    ///
+    /// - Throws: as ``update(forKey:_:)``.
+    @discardableResult
+    public func update<Result>(
+        forKey key: String,
+        timeToLive: Duration?,
+        _ body: (inout Data?) throws -> Result
+    ) async throws(StorageError) -> Result {
+        try await updateReportingExpiry(forKey: key, timeToLive: timeToLive, body).result
+    }
+
+    /// ``update(forKey:timeToLive:_:)``, also returning the expiry (seconds since 1970, on the
+    /// storage's clock) of the value it wrote: `nil` for none or a removal. ``SharedCache`` keeps
+    /// the value in memory no longer than that.
     func updateReportingExpiry<Result>(
         forKey key: String,
+        timeToLive: Duration?,
         _ body: (inout Data?) throws -> Result
     ) async throws(StorageError) -> (result: Result, expiry: Double?) {
         let stored = storedKey(key)
         let now = now()
-        let expiry = expiry(timeToLive: nil, now: now)
+        let expiry = expiry(timeToLive: timeToLive, now: now)
+        // Without a time to live of its own, a value that replaces a live one keeps its expiry.
+        let keepsExpiry = timeToLive == nil
+        let runOut = timeToLive.map { $0 <= .zero } ?? false
         let table = table
         let lock = Int64(bitPattern: stableHash(stored))
         // The transaction runs in a child task (under the time limit) and hands the current value
@@ -733,13 +751,14 @@ public final class PostgresStorage: Sendable {
                     guard case .value(let newValue)? = await iterator.next() else {
                         throw UpdateBodyFailed(error: CancellationError())
                     }
-                    if let newValue {
+                    if let newValue, !runOut {
                         let written = try await connection.query(
                             """
                             INSERT INTO \(unescaped: table) (digest, key, value, expiry)
                             VALUES (sha256(\(stored)), \(stored), \(newValue), \(expiry))
                             ON CONFLICT (digest) DO UPDATE SET value = excluded.value, expiry = CASE
-                                WHEN \(unescaped: table).expiry IS NULL OR \(unescaped: table).expiry > \(now)
+                                WHEN \(keepsExpiry)
+                                    AND (\(unescaped: table).expiry IS NULL OR \(unescaped: table).expiry > \(now))
                                 THEN \(unescaped: table).expiry ELSE excluded.expiry END
                             RETURNING expiry
                             """,
@@ -815,4 +834,4 @@ struct UpdateBodyFailed: Error {
     var error: any Error
 }
 
-extension PostgresStorage: UpdatableStorage, EnumerableStorage, ClearableStorage, ExpiringStorage {}
+extension PostgresStorage: UpdatableStorage, LifetimeStorage, EnumerableStorage, ClearableStorage, ExpiringStorage {}

@@ -117,7 +117,7 @@ public final class SharedCache: Sendable {
     }
 }
 
-extension SharedCache: UpdatableStorage, EnumerableStorage, ClearableStorage {
+extension SharedCache: UpdatableStorage, LifetimeStorage, EnumerableStorage, ClearableStorage {
     /// Returns the value for `key` from memory, or from PostgreSQL (then keeps it in memory).
     ///
     /// - Throws: as ``PostgresStorage/value(forKey:)``.
@@ -190,15 +190,27 @@ extension SharedCache: UpdatableStorage, EnumerableStorage, ClearableStorage {
         forKey key: String,
         _ body: (inout Data?) throws -> Result
     ) async throws(StorageError) -> Result {
+        try await update(forKey: key, timeToLive: nil, body)
+    }
+
+    /// Updates `key` atomically in PostgreSQL, giving the value `body` leaves a time to live of
+    /// its own (see ``PostgresStorage/update(forKey:timeToLive:_:)``), then memory.
+    public func update<Result>(
+        forKey key: String,
+        timeToLive: Duration?,
+        _ body: (inout Data?) throws -> Result
+    ) async throws(StorageError) -> Result {
         memory.removeValue(forKey: key)
         let before = state.snapshot()
         var written: Data?
-        let (result, expiry) = try await storage.updateReportingExpiry(forKey: key) {
+        let (result, expiry) = try await storage.updateReportingExpiry(forKey: key, timeToLive: timeToLive) {
             (value: inout Data?) throws -> Result in
             let result = try body(&value)
             written = value
             return result
         }
+        // A time to live that has run out wrote nothing: PostgreSQL removed the key.
+        if let timeToLive, timeToLive <= .zero { return result }
         if let afterCommit = state.afterCommit.withLock({ $0 }) { await afterCommit(key) }
         // Memory keeps the value no longer than what is left of its lifetime in PostgreSQL (the
         // update kept it), nor than memory's own default.
@@ -211,6 +223,12 @@ extension SharedCache: UpdatableStorage, EnumerableStorage, ClearableStorage {
         let lifetimes = [lifetime, memory.defaultTimeToLive]
         state.fill(written, forKey: key, timeToLive: lifetimes.compactMap { $0 }.min(), ifUnchangedSince: before)
         return result
+    }
+
+    /// How long the value for `key` has left in PostgreSQL, which keeps every lifetime; see
+    /// ``PostgresStorage/lifetime(forKey:)``.
+    public func lifetime(forKey key: String) async throws(StorageError) -> Lifetime? {
+        try await storage.lifetime(forKey: key)
     }
 
     /// Lists the keys in PostgreSQL.

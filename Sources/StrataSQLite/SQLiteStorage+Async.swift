@@ -5,7 +5,7 @@ public import Strata
 /// The async methods, which the `Storage` protocols call: each runs the synchronous method of
 /// the same name on Strata's I/O threads, so SQLite's I/O (and a write's wait for the busy
 /// timeout) never runs on the caller's actor nor holds a cooperative-pool thread.
-extension SQLiteStorage: UpdatableStorage, EnumerableStorage, ClearableStorage, ExpiringStorage {
+extension SQLiteStorage: UpdatableStorage, LifetimeStorage, EnumerableStorage, ClearableStorage, ExpiringStorage {
     /// Returns the value for `key`, or `nil` if there is none or it has expired; read on Strata's
     /// I/O threads while the caller is suspended.
     ///
@@ -98,10 +98,23 @@ extension SQLiteStorage: UpdatableStorage, EnumerableStorage, ClearableStorage, 
         forKey key: String,
         _ body: (inout Data?) throws -> Result
     ) async throws(StorageError) -> Result {
+        try await update(forKey: key, timeToLive: nil, body)
+    }
+
+    /// `update(forKey:_:)`, giving the value `body` leaves a time to live of its own, as the
+    /// synchronous method of the same name does; `body` runs as the other async update's does.
+    ///
+    /// - Throws: as the other async update.
+    @discardableResult
+    public func update<Result>(
+        forKey key: String,
+        timeToLive: Duration?,
+        _ body: (inout Data?) throws -> Result
+    ) async throws(StorageError) -> Result {
         let key = normalizedKey(key)
         let name = name
         return try await BlockingIOPool.shared.update(
-            read: { () throws(StorageError) in try self.readForUpdate(key) },
+            read: { () throws(StorageError) in try self.readForUpdate(key, timeToLive: timeToLive) },
             value: \.value,
             commit: { (read, value) throws(StorageError) in try self.commitUpdate(read, value: value) },
             aborted: { error in
@@ -124,6 +137,7 @@ extension SQLiteStorage {
         var key: String
         var row: StoredRow?
         var now: Double
+        var timeToLive: Duration?
         var value: Data?
     }
 
@@ -133,8 +147,9 @@ extension SQLiteStorage {
         var expiry: Double?
     }
 
-    /// The first half of an async update: reads `key`'s row and its live value.
-    func readForUpdate(_ key: String) throws(StorageError) -> UpdateRead {
+    /// The first half of an async update: reads `key`'s row and its live value; the second half
+    /// gives the written value `timeToLive` when there is one.
+    func readForUpdate(_ key: String, timeToLive: Duration?) throws(StorageError) -> UpdateRead {
         let now = now()
         let row: StoredRow?
         do {
@@ -147,7 +162,7 @@ extension SQLiteStorage {
             guard row.expiry.map({ $0 > now }) ?? true else { return nil }
             return try data(row.value, key: key)
         }
-        return UpdateRead(key: key, row: row, now: now, value: value)
+        return UpdateRead(key: key, row: row, now: now, timeToLive: timeToLive, value: value)
     }
 
     /// The second half of an async update: in one write transaction, writes `value` (or removes
@@ -166,6 +181,7 @@ extension SQLiteStorage {
                         value: value,
                         hadValue: current != nil,
                         liveExpiry: read.value != nil ? .some(read.row?.expiry) : nil,
+                        timeToLive: read.timeToLive,
                         now: read.now
                     )
                     outcome = (true, wrote)

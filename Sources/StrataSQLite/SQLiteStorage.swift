@@ -567,6 +567,20 @@ public final class SQLiteStorage: Sendable {
         forKey key: String,
         _ body: (inout Data?) throws -> Result
     ) throws(StorageError) -> Result {
+        try update(forKey: key, timeToLive: nil, body)
+    }
+
+    /// ``update(forKey:_:)``, giving the value `body` leaves a time to live of its own: with one,
+    /// the value expires after it whether it is new or replaces one (zero or less removes the key);
+    /// with `nil`, a replaced value keeps its lifetime and a new one gets the default.
+    ///
+    /// - Throws: as ``update(forKey:_:)``.
+    @discardableResult
+    public func update<Result>(
+        forKey key: String,
+        timeToLive: Duration?,
+        _ body: (inout Data?) throws -> Result
+    ) throws(StorageError) -> Result {
         let key = normalizedKey(key)
         let now = now()
         var bodyError: (any Error)?
@@ -593,6 +607,7 @@ public final class SQLiteStorage: Sendable {
                         value: value,
                         hadValue: before != nil || row != nil,
                         liveExpiry: before != nil ? .some(row?.expiry) : nil,
+                        timeToLive: timeToLive,
                         now: now
                     )
                     return .commit
@@ -620,18 +635,25 @@ public final class SQLiteStorage: Sendable {
 
 extension SQLiteStorage {
     /// Writes an update's result inside its transaction: the value, or a removal for `nil`.
-    /// A value that replaces a live one keeps its expiry (`liveExpiry`, whose `nil` inside means
-    /// never); a new one gets the default time to live. Returns whether a value was written.
+    /// A value gets `timeToLive` when there is one (zero or less removes the row instead);
+    /// otherwise a value that replaces a live one keeps its expiry (`liveExpiry`, whose `nil`
+    /// inside means never) and a new one gets the default. Returns whether a value was written.
     func writeUpdated(
         _ db: Database,
         key: String,
         value: Data?,
         hadValue: Bool,
         liveExpiry: Double??,
+        timeToLive: Duration?,
         now: Double
     ) throws -> Bool {
+        var value = value
+        if let timeToLive, timeToLive <= .zero { value = nil }
         if let value {
-            let newExpiry = liveExpiry ?? expiry(timeToLive: nil, now: now)
+            let newExpiry: Double? =
+                if let timeToLive { now + timeToLive.timeInterval } else {
+                    liveExpiry ?? expiry(timeToLive: nil, now: now)
+                }
             try db.execute(
                 sql: """
                     INSERT INTO strata_values (key, value, size, expiry, accessed) VALUES (?, ?, ?, ?, ?)

@@ -8,8 +8,8 @@ public import Strata
 /// storage from `makeStorage`, which must return an empty storage every time.
 ///
 /// Every storage is checked for reads, writes, overwrites and removal. A storage that is also an
-/// `UpdatableStorage`, `EnumerableStorage` or `ClearableStorage` is checked for
-/// `update(forKey:_:)`, `keys()` and `removeAll()` as well; concurrent updates are checked when
+/// `UpdatableStorage`, `EnumerableStorage`, `ClearableStorage` or `LifetimeStorage` is checked for
+/// `update(forKey:_:)`, `keys()`, `removeAll()` and lifetimes as well; concurrent updates are checked when
 /// you pass ``Counting``. A cache that may drop values it was given (because of a limit) must be
 /// made large enough to keep a few.
 ///
@@ -120,6 +120,7 @@ public struct StorageBehaviourSuite<S: Storage>: Sendable where S.Key: Hashable,
     private typealias Updatable = any UpdatableStorage<S.Key, S.Value>
     private typealias Enumerable = any EnumerableStorage<S.Key, S.Value>
     private typealias Clearable = any ClearableStorage<S.Key, S.Value>
+    private typealias Lifetimed = any LifetimeStorage<S.Key, S.Value>
 
     private var checks: [Check] {
         [
@@ -136,6 +137,11 @@ public struct StorageBehaviourSuite<S: Storage>: Sendable where S.Key: Hashable,
             Check(name: "concurrent updates are not lost", body: concurrentUpdatesAreNotLost),
             Check(name: "keys() lists exactly the stored keys", body: keysListsExactlyTheStoredKeys),
             Check(name: "removeAll empties the storage", body: removeAllEmptiesTheStorage),
+            Check(name: "a time to live is reported by lifetime", body: timeToLiveIsReported),
+            Check(name: "a time to live of zero removes", body: timeToLiveOfZeroRemoves),
+            Check(name: "update with a time to live sets the lifetime", body: updateWithTimeToLiveSetsIt),
+            Check(name: "update without a time to live keeps the lifetime", body: updateKeepsTheLifetime),
+            Check(name: "update with a time to live of zero removes", body: updateWithZeroTimeToLiveRemoves),
         ]
     }
 
@@ -310,7 +316,83 @@ public struct StorageBehaviourSuite<S: Storage>: Sendable where S.Key: Hashable,
         try expect(await storage.value(forKey: keys[0]), toBe: values[0], forKey: keys[0])
     }
 
+    private func timeToLiveIsReported(_ storage: S) async throws {
+        guard let storage = storage as? Lifetimed else { return }
+        if let lifetime = try await storage.lifetime(forKey: keys[0]) {
+            throw Mismatch(expected: "no lifetime for an absent key", seen: "\(lifetime)")
+        }
+
+        try await storage.set(values[0], forKey: keys[0], timeToLive: .seconds(3600))
+
+        try expect(await storage.value(forKey: keys[0]), toBe: values[0], forKey: keys[0])
+        try expect(lifetime: await storage.lifetime(forKey: keys[0]), near: .seconds(3600))
+    }
+
+    private func timeToLiveOfZeroRemoves(_ storage: S) async throws {
+        guard let storage = storage as? Lifetimed else { return }
+        try await storage.set(values[0], forKey: keys[0])
+
+        try await storage.set(values[1], forKey: keys[0], timeToLive: .zero)
+
+        try expect(await storage.value(forKey: keys[0]), toBe: nil, forKey: keys[0])
+        if let lifetime = try await storage.lifetime(forKey: keys[0]) {
+            throw Mismatch(expected: "no lifetime after a time to live of zero", seen: "\(lifetime)")
+        }
+    }
+
+    private func updateWithTimeToLiveSetsIt(_ storage: S) async throws {
+        guard let storage = storage as? Lifetimed else { return }
+        let (first, second) = (values[0], values[1])
+        // A new value, stored only if absent: the way a framework's `create` uses it.
+        for value in [first, second] {
+            try await storage.update(forKey: keys[0], timeToLive: .seconds(60)) { (current: inout S.Value?) in
+                if current == nil { current = value }
+            }
+        }
+        try expect(await storage.value(forKey: keys[0]), toBe: first, forKey: keys[0])
+        try expect(lifetime: await storage.lifetime(forKey: keys[0]), near: .seconds(60))
+
+        try await storage.set(first, forKey: keys[1], timeToLive: .seconds(3600))
+        try await storage.update(forKey: keys[1], timeToLive: .seconds(60)) { (current: inout S.Value?) in
+            current = second
+        }
+
+        try expect(await storage.value(forKey: keys[1]), toBe: second, forKey: keys[1])
+        try expect(lifetime: await storage.lifetime(forKey: keys[1]), near: .seconds(60))
+    }
+
+    private func updateKeepsTheLifetime(_ storage: S) async throws {
+        guard let storage = storage as? Lifetimed else { return }
+        let second = values[1]
+        try await storage.set(values[0], forKey: keys[0], timeToLive: .seconds(3600))
+
+        try await storage.update(forKey: keys[0], timeToLive: nil) { (current: inout S.Value?) in current = second }
+
+        try expect(await storage.value(forKey: keys[0]), toBe: second, forKey: keys[0])
+        try expect(lifetime: await storage.lifetime(forKey: keys[0]), near: .seconds(3600))
+    }
+
+    private func updateWithZeroTimeToLiveRemoves(_ storage: S) async throws {
+        guard let storage = storage as? Lifetimed else { return }
+        let second = values[1]
+        try await storage.set(values[0], forKey: keys[0])
+
+        try await storage.update(forKey: keys[0], timeToLive: .zero) { (current: inout S.Value?) in current = second }
+
+        try expect(await storage.value(forKey: keys[0]), toBe: nil, forKey: keys[0])
+    }
+
     // MARK: Helpers
+
+    /// Passes for a lifetime of at most `expected` and no more than a minute less (a slow
+    /// machine's delay between the write and the read).
+    private func expect(lifetime seen: Lifetime?, near expected: Duration) throws(Mismatch) {
+        if case .remaining(let left)? = seen, left <= expected, left > expected - .seconds(60) { return }
+        throw Mismatch(
+            expected: "a lifetime of \(expected) (less up to a minute)",
+            seen: seen.map { "\($0)" } ?? "no lifetime"
+        )
+    }
 
     private func expect(_ seen: S.Value?, toBe expected: S.Value?, forKey key: S.Key) throws(Mismatch) {
         guard seen != expected else { return }

@@ -3,7 +3,7 @@ public import Foundation
 /// The async methods, which the ``Storage`` protocols call: each runs the synchronous method of
 /// the same name on ``BlockingIOPool``'s threads, so the file I/O never runs on the caller's
 /// actor nor holds a cooperative-pool thread.
-extension DiskStorage: UpdatableStorage, EnumerableStorage, ClearableStorage, ExpiringStorage {
+extension DiskStorage: UpdatableStorage, LifetimeStorage, EnumerableStorage, ClearableStorage, ExpiringStorage {
     /// Returns the value for `key`, or `nil` if there is none or it has expired; the file is read
     /// on Strata's I/O threads while the caller is suspended.
     ///
@@ -74,11 +74,24 @@ extension DiskStorage: UpdatableStorage, EnumerableStorage, ClearableStorage, Ex
         forKey key: String,
         _ body: (inout Data?) throws -> Result
     ) async throws(StorageError) -> Result {
+        try await update(forKey: key, timeToLive: nil, body)
+    }
+
+    /// `update(forKey:_:)`, giving the value `body` leaves a
+    /// time to live of its own, as the synchronous method of the same name does.
+    ///
+    /// - Throws: What the synchronous method of the same name throws.
+    @discardableResult
+    public func update<Result>(
+        forKey key: String,
+        timeToLive: Duration?,
+        _ body: (inout Data?) throws -> Result
+    ) async throws(StorageError) -> Result {
         let observation = beginObservation()
         defer { endObservation(.update, observation) }
         let key = try normalizedKey(key)
         return try await BlockingIOPool.shared.update(
-            read: { () throws(StorageError) in try self.readForUpdate(key) },
+            read: { () throws(StorageError) in try self.readForUpdate(key, timeToLive: timeToLive) },
             value: \.value,
             commit: { (read, value) throws(StorageError) in try self.commitUpdate(read, value: value) },
             aborted: { self.updateAborted($0, key: key) },

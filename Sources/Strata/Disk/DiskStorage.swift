@@ -954,11 +954,25 @@ public final class DiskStorage: Sendable {
         forKey key: String,
         _ body: (inout Data?) throws -> Result
     ) throws(StorageError) -> Result {
+        try update(forKey: key, timeToLive: nil, body)
+    }
+
+    /// ``update(forKey:_:)``, giving the value `body` leaves a time to live of its own: with one,
+    /// the value expires after it whether it is new or replaces one (zero or less removes the key);
+    /// with `nil`, a replaced value keeps its lifetime and a new one gets the default.
+    ///
+    /// - Throws: as ``update(forKey:_:)``.
+    @discardableResult
+    public func update<Result>(
+        forKey key: String,
+        timeToLive: Duration?,
+        _ body: (inout Data?) throws -> Result
+    ) throws(StorageError) -> Result {
         let observation = beginObservation()
         defer { endObservation(.update, observation) }
         let key = try normalizedKey(key)
         while true {
-            let read = try readForUpdate(key)
+            let read = try readForUpdate(key, timeToLive: timeToLive)
             var value = read.value
             let result: Result
             do {
@@ -977,17 +991,19 @@ public final class DiskStorage: Sendable {
         fileprivate var digest: String
         fileprivate var before: Found?
         fileprivate var now: Double
+        fileprivate var timeToLive: Duration?
         var value: Data?
     }
 
-    /// The first half of an update: reads `key` (already normalized) and its live value.
-    func readForUpdate(_ key: String) throws(StorageError) -> UpdateRead {
+    /// The first half of an update: reads `key` (already normalized) and its live value; the
+    /// second half gives the written value `timeToLive` when there is one.
+    func readForUpdate(_ key: String, timeToLive: Duration?) throws(StorageError) -> UpdateRead {
         let digest = digest(of: key)
         let before = try find(key, digest: digest)
         let now = now()
         let live = before.flatMap { $0.header.expiry > now ? $0 : nil }
         let value = live.map { found in Data(found.file.bytes[found.payload]) }
-        return UpdateRead(key: key, digest: digest, before: before, now: now, value: value)
+        return UpdateRead(key: key, digest: digest, before: before, now: now, timeToLive: timeToLive, value: value)
     }
 
     /// The second half of an update: writes `value` (or removes the key for `nil`) if the file is
@@ -998,9 +1014,20 @@ public final class DiskStorage: Sendable {
         let wrote = try stripe(for: digest).withLock { () throws(StorageError) -> Bool in
             let current = try find(key, digest: digest, stripeHeld: true)
             guard current?.header == before?.header else { return false }
-            if let value {
-                // A value that replaces a live one keeps its expiry; a new one gets the default.
-                let expiry = read.value != nil ? before?.header.expiry : nil
+            if let timeToLive = read.timeToLive, timeToLive <= .zero, value != nil {
+                // A time to live that has run out writes nothing: the key is removed instead.
+                if let current {
+                    try removeFile(relativePath: current.relativePath, digest: digest, key: key)
+                    forget(key, countingMiss: false)
+                }
+            } else if let value {
+                // A value that replaces a live one keeps its expiry unless the update gives one;
+                // a new one gets the update's time to live or the default.
+                let expiry =
+                    if let timeToLive = read.timeToLive { read.now + timeToLive.timeInterval } else if read.value != nil
+                    {
+                        before?.header.expiry
+                    } else { Double?.none }
                 try setLocked(value, key: key, digest: digest, now: read.now, expiry: expiry, removed: &removed)
             } else if let current {
                 try removeFile(relativePath: current.relativePath, digest: digest, key: key)

@@ -345,6 +345,20 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         forKey key: Key,
         _ body: (inout Value?) throws -> Result
     ) throws(StorageError) -> Result {
+        try update(forKey: key, timeToLive: nil, body)
+    }
+
+    /// ``update(forKey:_:)``, giving the value `body` leaves a time to live of its own: with one,
+    /// the value expires after it whether it is new or replaces one (zero or less removes the key);
+    /// with `nil`, a replaced value keeps its lifetime and a new one gets the default.
+    ///
+    /// - Throws: ``StorageError/Code/updateAborted`` when `body` throws; nothing is written.
+    @discardableResult
+    public func update<Result>(
+        forKey key: Key,
+        timeToLive: Duration?,
+        _ body: (inout Value?) throws -> Result
+    ) throws(StorageError) -> Result {
         let start = observer?.measuresTime == true ? ContinuousClock.now : nil
         defer {
             if let observer {
@@ -369,9 +383,14 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
                     message: "the update closure threw; nothing was written"
                 )
             }
+            if let timeToLive, timeToLive <= .zero { updated = nil }
             let newCost = updated.map(cost)
-            // A value that replaces a live one keeps its lifetime; a new one gets the default.
-            let expiry = current != nil ? currentExpiry : expiry(for: nil)
+            // A value that replaces a live one keeps its lifetime unless `timeToLive` gives one;
+            // a new one gets `timeToLive` or the default.
+            let expiry =
+                if let timeToLive { now + timeToLive.timeInterval } else if current != nil { currentExpiry } else {
+                    expiry(for: nil)
+                }
             let committed = cache.commit(
                 updated,
                 forKey: key,
@@ -414,4 +433,4 @@ extension MemoryStorage {
     }
 }
 
-extension MemoryStorage: UpdatableStorage, EnumerableStorage, ClearableStorage, ExpiringStorage {}
+extension MemoryStorage: UpdatableStorage, LifetimeStorage, EnumerableStorage, ClearableStorage, ExpiringStorage {}
