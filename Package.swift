@@ -12,8 +12,20 @@ let package = Package(
         .library(name: "StrataObjects", targets: ["StrataObjects"]),
         .library(name: "StrataSQLite", targets: ["StrataSQLite"]),
         .library(name: "StrataPostgres", targets: ["StrataPostgres"]),
+        // The framework adapters. Each is built only with its trait, on by default; a package
+        // that names no trait (`traits: []`) resolves neither framework.
+        .library(name: "StrataHummingbird", targets: ["StrataHummingbird"]),
+        .library(name: "StrataVapor", targets: ["StrataVapor"]),
         .executable(name: "strata", targets: ["StrataCommandLine"]),
         .executable(name: "strata-bench", targets: ["strata-bench"]),
+    ],
+    traits: [
+        .trait(
+            name: "Hummingbird",
+            description: "StrataHummingbird: a Hummingbird PersistDriver over any Strata storage."
+        ),
+        .trait(name: "Vapor", description: "StrataVapor: a Vapor Cache over any Strata storage."),
+        .default(enabledTraits: ["Hummingbird", "Vapor"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -28,6 +40,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/vapor/vapor", from: "4.122.3"),
     ],
     targets: [
         // The core's only third-party dependencies: swift-log's and swift-metrics' APIs, which
@@ -88,6 +102,21 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+        // The adapters: with their trait off, an empty module, and their framework is not resolved.
+        .target(
+            name: "StrataHummingbird",
+            dependencies: [
+                "Strata",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+            ]
+        ),
+        .target(
+            name: "StrataVapor",
+            dependencies: [
+                "Strata",
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
             ]
         ),
         // A small HTTP/1.1 server on SwiftNIO for the HTTP tests and `strata demo`; not a product.
@@ -171,6 +200,23 @@ let package = Package(
         .testTarget(
             name: "StrataCommandLineTests",
             dependencies: ["Strata", "StrataTestSupport", "StrataCommandLine"]
+        ),
+        .testTarget(
+            name: "StrataHummingbirdTests",
+            dependencies: [
+                "Strata", "StrataHummingbird", "StrataSQLite", "StrataPostgres", "StrataTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+            ]
+        ),
+        .testTarget(
+            name: "StrataVaporTests",
+            dependencies: [
+                "Strata", "StrataVapor", "StrataTestSupport",
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
+                .product(name: "VaporTesting", package: "vapor", condition: .when(traits: ["Vapor"])),
+            ]
         ),
         .testTarget(
             name: "StrataHTTPTests",

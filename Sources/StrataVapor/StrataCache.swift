@@ -1,0 +1,182 @@
+#if Vapor
+public import Foundation
+public import NIOCore
+public import NIOHTTP1
+public import Strata
+public import Vapor
+
+/// Vapor's `Cache` over any Strata storage of `Data` that keeps lifetimes: a memory cache that
+/// stays inside its limits and expires on time (Vapor's own `.memory` cache has neither), files
+/// on disk, SQLite, PostgreSQL, or a `SharedCache` that many servers share.
+///
+/// Install it with ``Vapor/Application/Caches/Provider/strata(_:)`` and use Vapor's API:
+///
+/// ```swift
+/// app.caches.use(.strata(try MemoryStorage<String, Data>(maximumCount: 10_000)))
+/// app.get("greeting") { request async throws -> String in
+///     if let cached = try await request.cache.get("greeting", as: String.self) { return cached }
+///     try await request.cache.set("greeting", to: "hello", expiresIn: .minutes(5))
+///     return "hello"
+/// }
+/// ```
+///
+/// Values are stored as JSON. `set(_:to:expiresIn:)` gives the value that lifetime; without one
+/// it gets the storage's default time to live (never, for a storage made without one). Setting
+/// `nil` removes the key. A stored value that does not decode as the requested type fails with
+/// ``Strata/StorageError`` code `decodingFailed` and stays stored.
+///
+/// Every failure is a ``Strata/StorageError``, which Vapor answers with a status of its own
+/// (`400` for a key the storage refuses, `503` when the storage timed out or is closed, `500`
+/// otherwise) and a reason naming its code only, never the key or the value.
+///
+/// The cache owns nothing: close or shut down the storage where you made it. Futures complete
+/// on the cache's event loop (the request's, through `request.cache`). Any task may use it.
+public struct StrataCache<Base: LifetimeStorage>: Cache, Sendable where Base.Key == String, Base.Value == Data {
+    /// The storage the values live in.
+    public let storage: Base
+    /// The event loop the cache's futures complete on.
+    public let eventLoop: any EventLoop
+
+    /// Creates a cache over `storage` whose futures complete on `eventLoop`.
+    public init(_ storage: Base, on eventLoop: any EventLoop) {
+        self.storage = storage
+        self.eventLoop = eventLoop
+    }
+
+    /// The value for `key` as a `T`, or `nil` when there is none or it has expired.
+    public func get<T>(_ key: String, as type: T.Type) -> EventLoopFuture<T?> where T: Decodable {
+        let storage = storage
+        let promise = eventLoop.makePromise(of: T?.self)
+        // Seen by the closure below only as `any DecodingCompletion`: Vapor's API does not make
+        // `T`'s metatype `Sendable`, so no `@Sendable` closure may name `T`.
+        let completion: any DecodingCompletion = PendingDecoding(promise: promise, key: key) { data in
+            try JSONDecoder().decode(T.self, from: data)
+        }
+        eventLoop.makeFutureWithTask { () async throws -> Data? in
+            try await storage.value(forKey: key)
+        }
+        .whenComplete { result in completion.complete(with: result) }
+        return promise.futureResult
+    }
+
+    /// Stores `value` for `key` with the storage's default time to live; `nil` removes the key.
+    public func set<T>(_ key: String, to value: T?) -> EventLoopFuture<Void> where T: Encodable {
+        set(key, to: value, expiresIn: nil)
+    }
+
+    /// Stores `value` for `key`, expiring after `expirationTime` (the storage's default time to
+    /// live when `nil`); `nil` removes the key.
+    public func set<T>(
+        _ key: String,
+        to value: T?,
+        expiresIn expirationTime: CacheExpirationTime?
+    ) -> EventLoopFuture<Void> where T: Encodable {
+        let storage = storage
+        guard let value else {
+            return eventLoop.makeFutureWithTask { () async throws in
+                try await storage.removeValue(forKey: key)
+            }
+        }
+        let data: Data
+        do {
+            data = try JSONEncoder().encode(value)
+        } catch {
+            return eventLoop.makeFailedFuture(
+                StorageError.wrapping(
+                    error,
+                    as: .encodingFailed,
+                    key: key,
+                    storage: "StrataCache",
+                    message: "the value cannot be encoded as JSON; nothing was stored"
+                )
+            )
+        }
+        let timeToLive = expirationTime.map { Duration.seconds($0.seconds) }
+        return eventLoop.makeFutureWithTask { () async throws in
+            try await storage.set(data, forKey: key, timeToLive: timeToLive)
+        }
+    }
+
+    /// The same cache, completing its futures on `request`'s event loop.
+    public func `for`(_ request: Request) -> Self {
+        Self(storage, on: request.eventLoop)
+    }
+}
+
+/// Completes a read's promise with the value decoded from the stored data, on the event loop.
+private protocol DecodingCompletion: Sendable {
+    func complete(with result: Result<Data?, any Error>)
+}
+
+/// A read of a `T` waiting for its data.
+///
+/// Safe to send: the decoding closure runs once, on the event loop that completes the read, and
+/// decodes data it is handed; a type whose `Decodable` conformance is isolated to an actor cannot
+/// be read through Vapor's API (whose `get` asks for no `Sendable`), here as in Vapor's own caches.
+private struct PendingDecoding<T>: DecodingCompletion, @unchecked Sendable {
+    let promise: EventLoopPromise<T?>
+    let key: String
+    let decode: (Data) throws -> T
+
+    /// Runs on the promise's event loop: the read's future completes there.
+    func complete(with result: Result<Data?, any Error>) {
+        switch result {
+        case .failure(let error):
+            promise.fail(error)
+        case .success(nil):
+            promise.assumeIsolated().succeed(nil)
+        case .success(let data?):
+            do {
+                promise.assumeIsolated().succeed(try decode(data))
+            } catch {
+                promise.fail(
+                    StorageError.wrapping(
+                        error,
+                        as: .decodingFailed,
+                        key: key,
+                        storage: "StrataCache",
+                        message: "the stored value does not decode as \(T.self); it was left in place"
+                    )
+                )
+            }
+        }
+    }
+}
+
+extension Application.Caches.Provider {
+    /// Vapor's cache over `storage`, a Strata storage of `Data` that keeps lifetimes; see
+    /// ``StrataCache``.
+    ///
+    /// ```swift
+    /// app.caches.use(.strata(try MemoryStorage<String, Data>(maximumCount: 10_000)))
+    /// ```
+    public static func strata<Base: LifetimeStorage>(
+        _ storage: Base
+    ) -> Self where Base.Key == String, Base.Value == Data {
+        Self { application in
+            application.caches.use { application in
+                StrataCache(storage, on: application.eventLoopGroup.next())
+            }
+        }
+    }
+}
+
+extension StorageError: AbortError {
+    /// The status a request that met this error is answered with: `400 Bad Request` for a key
+    /// the storage refuses, `503 Service Unavailable` for a storage that timed out, is closed or
+    /// was cancelled, and `500 Internal Server Error` for anything else.
+    public var status: HTTPResponseStatus {
+        switch code {
+        case .invalidKey: .badRequest
+        case .timedOut, .closed, .cancelled: .serviceUnavailable
+        default: .internalServerError
+        }
+    }
+
+    /// The reason the response gives: the error's code only, since keys and values may be
+    /// secrets (a session's id, say).
+    public var reason: String {
+        "storage error: \(code)"
+    }
+}
+#endif

@@ -1,0 +1,267 @@
+#if Hummingbird
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Strata
+import StrataHummingbird
+import StrataPostgres
+import StrataSQLite
+import StrataTestSupport
+import Testing
+
+/// StrataPersistDriver keeps `PersistDriver`'s rules on every storage, through real requests to
+/// routes that use it, as an app would.
+@Suite struct StrataPersistDriverTests {
+    /// The storages the driver is checked on.
+    enum Kind: String, CaseIterable, CustomTestStringConvertible {
+        case memory, disk, sqlite, postgres, sharedCache
+        var testDescription: String { rawValue }
+    }
+
+    /// A storage of `kind` and a way to throw it away.
+    final class Made: Sendable {
+        let storage: any LifetimeStorage<String, Data>
+        let dispose: @Sendable () async -> Void
+        init(_ storage: any LifetimeStorage<String, Data>, dispose: @escaping @Sendable () async -> Void) {
+            self.storage = storage
+            self.dispose = dispose
+        }
+
+        /// A driver over the storage (opening the existential).
+        var persist: any PersistDriver { Self.driver(storage) }
+
+        private static func driver(_ storage: some LifetimeStorage<String, Data>) -> any PersistDriver {
+            StrataPersistDriver(storage)
+        }
+    }
+
+    static func make(_ kind: Kind) async throws -> Made {
+        switch kind {
+        case .memory:
+            return Made(MemoryStorage<String, Data>(), dispose: {})
+        case .disk:
+            let folder = try TemporaryFolder()
+            return Made(try DiskStorage(url: folder.url), dispose: { folder.remove() })
+        case .sqlite:
+            let folder = try TemporaryFolder()
+            return Made(try SQLiteStorage(path: folder.child("values.sqlite").path), dispose: { folder.remove() })
+        case .postgres:
+            let storage = try await TestPostgres.storage()
+            return Made(storage, dispose: { await TestPostgres.dispose(storage) })
+        case .sharedCache:
+            let storage = try await TestPostgres.storage()
+            let shared = try await storage.sharedCache()
+            return Made(
+                shared,
+                dispose: {
+                    await shared.close()
+                    await TestPostgres.dispose(storage)
+                }
+            )
+        }
+    }
+
+    /// The routes of Hummingbird's own persist tests, plus `create`, over `persist`.
+    static func router(_ persist: some PersistDriver) -> Router<BasicRequestContext> {
+        let router = Router()
+        router.put("/persist/:tag") { request, context -> HTTPResponse.Status in
+            let body = try await request.body.collect(upTo: 1 << 20)
+            try await persist.set(key: try context.parameters.require("tag"), value: String(buffer: body))
+            return .ok
+        }
+        router.put("/persist/:tag/:seconds") { request, context -> HTTPResponse.Status in
+            let body = try await request.body.collect(upTo: 1 << 20)
+            let seconds = try context.parameters.require("seconds", as: Int.self)
+            try await persist.set(
+                key: try context.parameters.require("tag"),
+                value: String(buffer: body),
+                expires: .seconds(seconds)
+            )
+            return .ok
+        }
+        router.post("/create/:tag") { request, context -> HTTPResponse.Status in
+            let body = try await request.body.collect(upTo: 1 << 20)
+            do {
+                try await persist.create(key: try context.parameters.require("tag"), value: String(buffer: body))
+            } catch let error as PersistError where error == .duplicate {
+                throw HTTPError(.conflict)
+            }
+            return .created
+        }
+        router.get("/persist/:tag") { _, context -> String? in
+            try await persist.get(key: try context.parameters.require("tag"), as: String.self)
+        }
+        router.get("/number/:tag") { _, context -> String? in
+            do {
+                return try await persist.get(key: try context.parameters.require("tag"), as: Int.self).map(String.init)
+            } catch let error as PersistError where error == .invalidConversion {
+                throw HTTPError(.unprocessableContent)
+            }
+        }
+        router.get("/persist/:tag/ttl") { _, context -> String in
+            let found = try await persist.getWithTTL(key: try context.parameters.require("tag"), as: String.self)
+            guard let found else { throw HTTPError(.notFound) }
+            return found.ttl.map { String($0.components.seconds) } ?? "never"
+        }
+        router.delete("/persist/:tag") { _, context -> HTTPResponse.Status in
+            try await persist.remove(key: try context.parameters.require("tag"))
+            return .noContent
+        }
+        return router
+    }
+
+    /// Runs `body` against an app whose routes use a driver over a fresh storage of `kind`.
+    static func withApp(
+        _ kind: Kind,
+        _ body: @escaping @Sendable (any TestClientProtocol, Made) async throws -> Void
+    ) async throws {
+        let made = try await make(kind)
+        do {
+            let app = Application(router: router(made.persist))
+            try await app.test(.router) { client in try await body(client, made) }
+        } catch {
+            await made.dispose()
+            throw error
+        }
+        await made.dispose()
+    }
+
+    static func body(_ text: String) -> ByteBuffer { ByteBuffer(string: text) }
+
+    @Test(arguments: Kind.allCases)
+    func setThenGetThroughRequests(kind: Kind) async throws {
+        try await Self.withApp(kind) { client, _ in
+            try await client.execute(uri: "/persist/greeting", method: .put, body: Self.body("hello")) {
+                #expect($0.status == .ok)
+            }
+            try await client.execute(uri: "/persist/greeting", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(String(buffer: response.body) == "hello")
+            }
+            try await client.execute(uri: "/persist/greeting", method: .delete) { #expect($0.status == .noContent) }
+            try await client.execute(uri: "/persist/greeting", method: .get) { #expect($0.status == .noContent) }
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
+    func createOnAnExistingKeyIsADuplicateAndKeepsTheFirstValue(kind: Kind) async throws {
+        try await Self.withApp(kind) { client, _ in
+            try await client.execute(uri: "/create/note", method: .post, body: Self.body("first")) {
+                #expect($0.status == .created)
+            }
+            try await client.execute(uri: "/create/note", method: .post, body: Self.body("second")) {
+                #expect($0.status == .conflict)
+            }
+            try await client.execute(uri: "/persist/note", method: .get) { response in
+                #expect(String(buffer: response.body) == "first")
+            }
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
+    func concurrentCreatesOfOneKeySucceedExactlyOnce(kind: Kind) async throws {
+        let made = try await Self.make(kind)
+        defer { Task { await made.dispose() } }
+        let persist = made.persist
+
+        let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<20 {
+                group.addTask {
+                    do {
+                        try await persist.create(key: "once", value: "writer \(index)", expires: nil)
+                        return true
+                    } catch let error as PersistError where error == .duplicate {
+                        return false
+                    }
+                }
+            }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+
+        #expect(outcomes.filter { $0 }.count == 1)
+        #expect(try await persist.get(key: "once", as: String.self)?.hasPrefix("writer ") == true)
+    }
+
+    @Test(arguments: Kind.allCases)
+    func setWithoutAnExpiryKeepsTheExistingOne(kind: Kind) async throws {
+        try await Self.withApp(kind) { client, _ in
+            try await client.execute(uri: "/persist/token/600", method: .put, body: Self.body("a")) {
+                #expect($0.status == .ok)
+            }
+            try await client.execute(uri: "/persist/token", method: .put, body: Self.body("b")) {
+                #expect($0.status == .ok)
+            }
+            try await client.execute(uri: "/persist/token/ttl", method: .get) { response in
+                let seconds = Int(String(buffer: response.body)) ?? -1
+                #expect((540...600).contains(seconds), "the lifetime after a set without an expiry: \(seconds) s")
+            }
+            try await client.execute(uri: "/persist/token", method: .get) { response in
+                #expect(String(buffer: response.body) == "b")
+            }
+            try await client.execute(uri: "/persist/forever", method: .put, body: Self.body("c")) { _ in }
+            try await client.execute(uri: "/persist/forever/ttl", method: .get) { response in
+                #expect(String(buffer: response.body) == "never")
+            }
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
+    func aValueOfAnotherTypeIsAnInvalidConversionAndStaysStored(kind: Kind) async throws {
+        try await Self.withApp(kind) { client, _ in
+            try await client.execute(uri: "/persist/word", method: .put, body: Self.body("not a number")) { _ in }
+            try await client.execute(uri: "/number/word", method: .get) { #expect($0.status == .unprocessableContent) }
+            try await client.execute(uri: "/persist/word", method: .get) { response in
+                #expect(String(buffer: response.body) == "not a number")
+            }
+        }
+    }
+
+    @Test func expiredValuesAreGoneAndCreateMayReuseTheirKey() async throws {
+        let clock = ManualClock()
+        let persist = StrataPersistDriver(try MemoryStorage<String, Data>(clock: clock))
+
+        try await persist.create(key: "code", value: 1234, expires: .seconds(60))
+        await #expect(throws: PersistError.duplicate) {
+            try await persist.create(key: "code", value: 5678, expires: .seconds(60))
+        }
+        #expect(try await persist.getWithTTL(key: "code", as: Int.self)?.ttl == .seconds(60))
+        clock.advance(by: .seconds(61))
+
+        #expect(try await persist.get(key: "code", as: Int.self) == nil)
+        try await persist.create(key: "code", value: 5678, expires: .seconds(60))
+        #expect(try await persist.get(key: "code", as: Int.self) == 5678)
+    }
+
+    @Test func aKeyTheStorageRefusesIsABadRequestNotACrash() async throws {
+        try await Self.withApp(.disk) { client, _ in
+            let longKey = String(repeating: "k", count: (1 << 20) + 1)
+            try await client.execute(uri: "/persist/\(longKey)", method: .put, body: Self.body("x")) { response in
+                #expect(response.status == .badRequest)
+                #expect(!String(buffer: response.body).contains(longKey))
+            }
+            try await client.execute(uri: "/persist/\(longKey)", method: .get) { #expect($0.status == .badRequest) }
+        }
+    }
+
+    @Test func aClosedStorageIsServiceUnavailable() async throws {
+        let storage = try await TestPostgres.storage()
+        let app = Application(router: Self.router(StrataPersistDriver(storage)))
+        try await app.test(.router) { client in
+            try await client.execute(uri: "/persist/a", method: .put, body: Self.body("x")) {
+                #expect($0.status == .ok)
+            }
+            await TestPostgres.dispose(storage)
+            try await client.execute(uri: "/persist/a", method: .get) { #expect($0.status == .serviceUnavailable) }
+        }
+    }
+}
+#else
+import Testing
+
+/// Without the Hummingbird trait this target holds no tests; the default traits include it.
+@Suite struct StrataPersistDriverTests {
+    @Test(.disabled("StrataHummingbird is built only with the Hummingbird trait (on by default)"))
+    func needsTheHummingbirdTrait() {}
+}
+#endif

@@ -1,0 +1,149 @@
+#if Vapor
+import Foundation
+import NIOCore
+import Strata
+import StrataTestSupport
+import StrataVapor
+import Testing
+import Vapor
+import VaporTesting
+
+/// StrataCache is Vapor's `Cache`: installed with `app.caches.use(.strata(...))`, used through
+/// `request.cache` in real requests, bounded and expiring as the storage under it is.
+@Suite struct StrataCacheTests {
+    /// Routes that use `request.cache`, as an app would.
+    static func routes(_ app: Application) {
+        app.put("cache", ":key") { request async throws -> HTTPStatus in
+            let key = try request.parameters.require("key")
+            let value = request.body.string ?? ""
+            let seconds = request.query[Int.self, at: "seconds"]
+            try await request.cache.set(key, to: value, expiresIn: seconds.map { .seconds($0) })
+            return .ok
+        }
+        app.get("cache", ":key") { request async throws -> String in
+            let key = try request.parameters.require("key")
+            guard let value = try await request.cache.get(key, as: String.self) else { throw Abort(.notFound) }
+            return value
+        }
+        app.get("number", ":key") { request async throws -> String in
+            let key = try request.parameters.require("key")
+            return try await request.cache.get(key, as: Int.self).map(String.init) ?? "none"
+        }
+        app.delete("cache", ":key") { request async throws -> HTTPStatus in
+            try await request.cache.delete(try request.parameters.require("key"))
+            return .noContent
+        }
+    }
+
+    static func withCache(
+        _ storage: some LifetimeStorage<String, Data>,
+        _ body: @escaping @Sendable (Application) async throws -> Void
+    ) async throws {
+        try await withApp { app in
+            app.caches.use(.strata(storage))
+            routes(app)
+            try await body(app)
+        }
+    }
+
+    @Test func setGetAndDeleteThroughRequests() async throws {
+        let storage = MemoryStorage<String, Data>()
+        try await Self.withCache(storage) { app in
+            try await app.testing().test(.PUT, "cache/greeting", body: ByteBuffer(string: "hello")) {
+                #expect($0.status == .ok)
+            }
+            try await app.testing().test(.GET, "cache/greeting") { response in
+                #expect(response.status == .ok)
+                #expect(response.body.string == "hello")
+            }
+            try await app.testing().test(.DELETE, "cache/greeting") { #expect($0.status == .noContent) }
+            try await app.testing().test(.GET, "cache/greeting") { #expect($0.status == .notFound) }
+        }
+        #expect(storage.count == 0)
+    }
+
+    @Test func anExpiryBecomesTheValuesLifetime() async throws {
+        let clock = ManualClock()
+        let storage = try MemoryStorage<String, Data>(clock: clock)
+        try await Self.withCache(storage) { app in
+            try await app.testing().test(.PUT, "cache/code?seconds=60", body: ByteBuffer(string: "1234")) {
+                #expect($0.status == .ok)
+            }
+            #expect(storage.lifetime(forKey: "code") == .remaining(.seconds(60)))
+            clock.advance(by: .seconds(61))
+            try await app.testing().test(.GET, "cache/code") { #expect($0.status == .notFound) }
+        }
+    }
+
+    @Test func theAsyncAPIAndForRequestUseTheSameStorage() async throws {
+        let storage = try DiskStorageForTest()
+        defer { storage.folder.remove() }
+        try await Self.withCache(storage.storage) { app in
+            try await app.cache.set("city", to: "Lviv")
+            #expect(try await app.cache.get("city", as: String.self) == "Lviv")
+            try await app.testing().test(.GET, "cache/city") { #expect($0.body.string == "Lviv") }
+            try await app.cache.set("city", to: String?.none)
+            #expect(try await app.cache.get("city", as: String.self) == nil)
+        }
+    }
+
+    @Test func aLimitedStorageKeepsTheCacheInsideItsLimit() async throws {
+        let storage = try MemoryStorage<String, Data>(maximumCount: 100)
+        try await Self.withCache(storage) { app in
+            for index in 0..<1_000 {
+                try await app.cache.set("key-\(index)", to: index)
+            }
+        }
+        #expect(storage.count <= 100)
+    }
+
+    @Test func aValueOfAnotherTypeIsADecodingErrorAndStaysStored() async throws {
+        let storage = MemoryStorage<String, Data>()
+        try await Self.withCache(storage) { app in
+            try await app.cache.set("word", to: "not a number")
+            await #expect {
+                _ = try await app.cache.get("word", as: Int.self)
+            } throws: { error in
+                (error as? StorageError)?.code == .decodingFailed
+            }
+            try await app.testing().test(.GET, "number/word") { response in
+                #expect(response.status == .internalServerError)
+                #expect(!response.body.string.contains("not a number"))
+            }
+            #expect(try await app.cache.get("word", as: String.self) == "not a number")
+        }
+    }
+
+    @Test func aKeyTheStorageRefusesIsABadRequestNotACrash() async throws {
+        let storage = try DiskStorageForTest()
+        defer { storage.folder.remove() }
+        try await Self.withCache(storage.storage) { app in
+            let longKey = String(repeating: "k", count: (1 << 20) + 1)
+            try await app.testing().test(.PUT, "cache/\(longKey)", body: ByteBuffer(string: "x")) { response in
+                #expect(response.status == .badRequest)
+                #expect(!response.body.string.contains(longKey))
+            }
+            try await app.testing().test(.GET, "cache/\(longKey)") { #expect($0.status == .badRequest) }
+        }
+    }
+}
+
+/// A disk storage in a fresh folder.
+struct DiskStorageForTest {
+    let folder: TemporaryFolder
+    let storage: DiskStorage
+
+    init() throws {
+        folder = try TemporaryFolder()
+        storage = try DiskStorage(url: folder.url)
+    }
+}
+#else
+import Testing
+
+/// Without the Vapor trait this target holds no tests; the default traits include it.
+@Suite struct StrataCacheTests {
+    @Test(.disabled("StrataVapor is built only with the Vapor trait (on by default)"))
+    func needsTheVaporTrait() {}
+}
+#endif
