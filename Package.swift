@@ -12,6 +12,7 @@ let package = Package(
         .library(name: "StrataObjects", targets: ["StrataObjects"]),
         .library(name: "StrataSQLite", targets: ["StrataSQLite"]),
         .library(name: "StrataPostgres", targets: ["StrataPostgres"]),
+        .library(name: "StrataServiceLifecycle", targets: ["StrataServiceLifecycle"]),
         // The framework adapters. Each is built only with its trait, on by default; a package
         // that names no trait (`traits: []`) resolves neither framework.
         .library(name: "StrataHummingbird", targets: ["StrataHummingbird"]),
@@ -40,6 +41,7 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/vapor/vapor", from: "4.122.3"),
     ],
@@ -102,7 +104,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
+        ),
+        // Storage maintenance as a service of an app's ServiceGroup.
+        .target(
+            name: "StrataServiceLifecycle",
+            dependencies: ["Strata", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]
         ),
         // The adapters: with their trait off, an empty module, and their framework is not resolved.
         .target(
@@ -216,6 +224,16 @@ let package = Package(
                 "Strata", "StrataVapor", "StrataTestSupport",
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
                 .product(name: "VaporTesting", package: "vapor", condition: .when(traits: ["Vapor"])),
+            ]
+        ),
+        .testTarget(
+            name: "StrataServiceLifecycleTests",
+            dependencies: [
+                "Strata", "StrataPostgres", "StrataServiceLifecycle", "StrataTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(

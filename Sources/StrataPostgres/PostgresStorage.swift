@@ -31,12 +31,14 @@ public final class PostgresStorage: Sendable {
         var writes: UInt64 = 0
     }
 
-    /// The client's configuration: where the server is and who connects.
-    public let configuration: PostgresClient.Configuration
+    /// The client's configuration: where the server is and who connects; `nil` for a storage
+    /// over a client the app runs (``init(client:options:)``).
+    public let configuration: PostgresClient.Configuration?
     /// The options the storage was opened with.
     public let options: Options
     /// The `application_name` every connection of this storage reports; ``SharedCache`` uses it
-    /// to tell this instance's own changes from other processes'.
+    /// to tell this instance's own changes from other processes'. A storage over a client the
+    /// app runs cannot name its connections: its own changes look like another process's.
     public let instanceName: String
     /// The channel the table's trigger notifies changes on: the table's name and `_changes`.
     public var channel: String { options.table + "_changes" }
@@ -44,8 +46,14 @@ public final class PostgresStorage: Sendable {
     let client: PostgresClient
     /// The logger and metrics of ``Options/logger`` and ``Options/metrics``, or `nil` for neither.
     let observer: StorageObserver?
-    private let runner: Task<Void, Never>
-    private let isClosed = Atomic(false)
+    /// Runs the client this storage made, until close() or deinit; `nil` for the app's client.
+    private let runner: Task<Void, Never>?
+    /// Whether the storage is closed, the operations in flight, and close() calls waiting for
+    /// them to end.
+    private let activity = LockedState(Activity())
+    /// Set once the table is known to exist, for a storage over the app's client, which cannot
+    /// look for it before the client runs: the first operation does.
+    private let preparation: Preparation?
     private let counters = LockedState(Counters())
     let name = "PostgresStorage"
     let table: String
@@ -75,21 +83,7 @@ public final class PostgresStorage: Sendable {
     ///
     /// - Throws: as ``init(url:options:)``.
     public init(configuration: PostgresClient.Configuration, options: Options = Options()) async throws(StorageError) {
-        guard Self.isValidTableName(options.table) else {
-            throw StorageError(
-                .invalidConfiguration,
-                storage: "PostgresStorage",
-                message:
-                    "the table name '\(options.table)' is not lowercase letters, digits and underscores (at most 48)"
-            )
-        }
-        if let timeToLive = options.timeToLive, timeToLive <= .zero {
-            throw StorageError(
-                .invalidConfiguration,
-                storage: "PostgresStorage",
-                message: "timeToLive must be positive, got \(timeToLive)"
-            )
-        }
+        try Self.validate(options)
         let instanceName = "strata-\(UUID().uuidString.lowercased())"
         var configuration = configuration
         configuration.options.connectTimeout = options.connectTimeout
@@ -112,29 +106,145 @@ public final class PostgresStorage: Sendable {
         )
         self.client = client
         // Runs the pool until close() or deinit cancels it.
-        self.runner = Task { await client.run() }
+        let runner = Task { await client.run() }
+        self.runner = runner
+        self.preparation = nil
         do {
-            if options.createsTable {
-                try await createTable()
-            } else {
-                try await requireTable()
-            }
+            try await prepareTable()
         } catch {
             runner.cancel()
             throw error
         }
     }
 
-    deinit {
-        runner.cancel()
+    /// Checks what every initializer checks: the table's name and the time to live.
+    private static func validate(_ options: Options) throws(StorageError) {
+        guard Self.isValidTableName(options.table) else {
+            throw StorageError(
+                .invalidConfiguration,
+                storage: "PostgresStorage",
+                message:
+                    "the table name '\(options.table)' is not lowercase letters, digits and underscores (at most 48)"
+            )
+        }
+        if let timeToLive = options.timeToLive, timeToLive <= .zero {
+            throw StorageError(
+                .invalidConfiguration,
+                storage: "PostgresStorage",
+                message: "timeToLive must be positive, got \(timeToLive)"
+            )
+        }
     }
 
-    /// Stops the pool and closes its connections; later calls throw `StorageError.Code.closed`.
-    /// Calling it again does nothing.
+    /// Creates the table, or checks that it exists when ``Options/createsTable`` is `false`.
+    private func prepareTable() async throws(StorageError) {
+        if options.createsTable {
+            try await createTable()
+        } else {
+            try await requireTable()
+        }
+    }
+
+    /// Uses `client`, a client the app runs (in its `ServiceGroup`, say), and creates the table
+    /// when it is missing, on the first operation: the client need not run yet.
+    ///
+    /// The storage never runs, stops or closes `client`; ``close()`` waits for its own operations
+    /// only. PostgresNIO has the client's settings; ``Options/connectTimeout`` and
+    /// ``Options/maximumConnections`` do not apply. A ``SharedCache`` over this storage cannot
+    /// tell its own changes from other processes' (its connections do not carry
+    /// ``instanceName``): its memory drops a key after each of its own writes too, which costs a
+    /// read and loses nothing.
+    ///
+    /// ```swift
+    /// let client = PostgresClient(configuration: configuration)
+    /// let storage = try PostgresStorage(client: client, options: .init(table: "sessions"))
+    /// // The storage shuts down before the client: services stop in reverse order.
+    /// let group = ServiceGroup(services: [client, storage], logger: logger)
+    /// try await group.run()
+    /// ```
+    ///
+    /// - Throws: `StorageError.Code.invalidConfiguration` for a table name or time to live it
+    ///   cannot use. Errors reaching the server come from the first operation, as from
+    ///   ``init(url:options:)``.
+    public init(client: PostgresClient, options: Options = Options()) throws(StorageError) {
+        try Self.validate(options)
+        self.configuration = nil
+        self.options = options
+        self.instanceName = "strata-\(UUID().uuidString.lowercased())"
+        self.observer = StorageObserver.make(
+            storage: "PostgresStorage",
+            logger: options.logger,
+            metrics: options.metrics
+        )
+        self.table = options.table
+        self.server = "the app's PostgresClient"
+        self.client = client
+        self.runner = nil
+        self.preparation = Preparation()
+    }
+
+    deinit {
+        runner?.cancel()
+    }
+
+    /// Whether the storage is closed and what it is doing.
+    private struct Activity {
+        var isClosed = false
+        var inFlight = 0
+        var drained: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// The first operation's check for the table, made once.
+    private final class Preparation: Sendable {
+        let mutex = AsyncMutex()
+        let isDone = Atomic(false)
+    }
+
+    /// Refuses new operations (they throw `StorageError.Code.closed`), waits for those in
+    /// flight to end (each within ``Options/operationTimeout``), then stops the pool this storage
+    /// made and closes its connections. A write that returned before `close()` was called is
+    /// committed; one in flight is committed or throws. Calling it again waits as the first call
+    /// does.
+    ///
+    /// A storage over the app's client (``init(client:options:)``) leaves the client running.
     public func close() async {
-        guard !isClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let drained = activity.withLock { activity -> Bool in
+                activity.isClosed = true
+                if activity.inFlight == 0 { return true }
+                activity.drained.append(continuation)
+                return false
+            }
+            if drained { continuation.resume() }
+        }
+        guard let runner else { return }
         runner.cancel()
         await runner.value
+    }
+
+    /// Whether ``close()`` has been called.
+    public var isClosed: Bool {
+        activity.withLock { $0.isClosed }
+    }
+
+    /// Counts an operation in, or says the storage is closed.
+    private func begin() -> Bool {
+        activity.withLock { activity in
+            guard !activity.isClosed else { return false }
+            activity.inFlight += 1
+            return true
+        }
+    }
+
+    /// Counts an operation out, resuming close() calls once none is left.
+    private func end() {
+        let drained = activity.withLock { activity -> [CheckedContinuation<Void, Never>] in
+            activity.inFlight -= 1
+            guard activity.isClosed, activity.inFlight == 0 else { return [] }
+            defer { activity.drained = [] }
+            return activity.drained
+        }
+        for continuation in drained { continuation.resume() }
     }
 
     // MARK: Configuration
@@ -229,9 +339,32 @@ public final class PostgresStorage: Sendable {
         key: String?,
         _ operation: @escaping @Sendable (PostgresConnection) async throws -> Value
     ) async throws(StorageError) -> Value {
-        guard !isClosed.load(ordering: .acquiring) else {
+        guard begin() else {
             throw StorageError(.closed, key: key, storage: name, message: "the storage was closed")
         }
+        defer { end() }
+        if let preparation, !preparation.isDone.load(ordering: .acquiring) {
+            try await prepare(preparation)
+        }
+        return try await performPrepared(action, key: key, operation)
+    }
+
+    /// Creates or finds the table for a storage over the app's client, once; a failure is
+    /// thrown to the operation that waited for it, and the next operation tries again.
+    private func prepare(_ preparation: Preparation) async throws(StorageError) {
+        await preparation.mutex.lock()
+        defer { preparation.mutex.unlock() }
+        guard !preparation.isDone.load(ordering: .acquiring) else { return }
+        try await prepareTable()
+        preparation.isDone.store(true, ordering: .releasing)
+    }
+
+    /// `perform(_:key:_:)` once the operation is counted in and the table prepared.
+    private func performPrepared<Value: Sendable>(
+        _ action: String,
+        key: String?,
+        _ operation: @escaping @Sendable (PostgresConnection) async throws -> Value
+    ) async throws(StorageError) -> Value {
         let client = client
         let timeout = options.operationTimeout
         let leased = Flag()
@@ -268,7 +401,7 @@ public final class PostgresStorage: Sendable {
     /// Turns a PostgresNIO error into a `StorageError`, keeping the server's message.
     func mapError(_ error: any Error, key: String?, _ action: String) -> StorageError {
         if let error = error as? StorageError { return error }
-        if isClosed.load(ordering: .acquiring) {
+        if isClosed {
             return StorageError(.closed, key: key, storage: name, message: "the storage was closed", underlying: error)
         }
         if let error = error as? UpdateBodyFailed {
@@ -316,7 +449,7 @@ public final class PostgresStorage: Sendable {
     /// Fails with `notFound` unless the table exists.
     private func requireTable() async throws(StorageError) {
         let table = table
-        let exists = try await perform("cannot look for the table \(table)", key: nil) { connection in
+        let exists = try await performPrepared("cannot look for the table \(table)", key: nil) { connection in
             let rows = try await connection.query("SELECT to_regclass(\(table)) IS NOT NULL", logger: Self.logger)
             for try await exists in rows.decode(Bool.self) { return exists }
             return false
@@ -333,7 +466,7 @@ public final class PostgresStorage: Sendable {
     private func createTable() async throws(StorageError) {
         let table = table
         let channel = channel
-        try await perform("cannot create the table \(table)", key: nil) { connection in
+        try await performPrepared("cannot create the table \(table)", key: nil) { connection in
             try await connection.withTransaction(logger: Self.logger) { connection in
                 // Serializes schema changes between processes opening the same table at once.
                 try await connection.query(
