@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "StrataSQLite", targets: ["StrataSQLite"]),
         .library(name: "StrataPostgres", targets: ["StrataPostgres"]),
         .library(name: "StrataServiceLifecycle", targets: ["StrataServiceLifecycle"]),
+        .library(name: "StrataTracing", targets: ["StrataTracing"]),
         // The framework adapters. Each is built only with its trait, on by default; a package
         // that names no trait (`traits: []`) resolves neither framework.
         .library(name: "StrataHummingbird", targets: ["StrataHummingbird"]),
@@ -42,6 +43,7 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/vapor/vapor", from: "4.122.3"),
     ],
@@ -107,6 +109,11 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // Spans for storage operations and provider fetches, through swift-distributed-tracing.
+        .target(
+            name: "StrataTracing",
+            dependencies: ["Strata", .product(name: "Tracing", package: "swift-distributed-tracing")]
+        ),
         // Storage maintenance as a service of an app's ServiceGroup.
         .target(
             name: "StrataServiceLifecycle",
@@ -165,6 +172,20 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
+        ),
+        // The example server scripts/load.sh drives with wrk; needs the Hummingbird trait.
+        .executableTarget(
+            name: "ProductServer",
+            dependencies: [
+                "Strata",
+                "StrataPostgres",
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            path: "Examples/ProductServer"
         ),
         // A libFuzzer target over the disk format's parsers, built only on demand: see its source.
         .executableTarget(name: "StrataFuzz", dependencies: ["Strata"]),
@@ -234,6 +255,14 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(
+            name: "StrataTracingTests",
+            dependencies: [
+                "Strata", "StrataTracing",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ]
         ),
         .testTarget(

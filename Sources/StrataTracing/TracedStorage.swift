@@ -1,0 +1,212 @@
+public import Strata
+public import Tracing
+
+/// A storage that records a span for each operation of the storage under it, through
+/// swift-distributed-tracing: made with `traced(as:tracer:)`.
+///
+/// Each span is named after the operation and the storage (`get MemoryStorage`), is a child of
+/// the task's current span, and carries three attributes: `strata.storage` (the name),
+/// `strata.operation` (`get`, `set`, `remove`, `update`, `keys`, `removeAll`, `lifetime`) and,
+/// for reads, `strata.hit`. Keys and values never reach a span. A failure is recorded on the
+/// span with an error status; the error's message (which may name a key) is not.
+///
+/// Tracing is opt-in and costs nothing where it is not used: storages do not trace themselves,
+/// so a chain without `traced` runs exactly as before. Wrap the layers you want to see:
+///
+/// ```swift
+/// let cities = memory.traced(as: "cities.memory").combined(with: disk.traced(as: "cities.disk"))
+/// ```
+///
+/// Any task may use it.
+public struct TracedStorage<Base: KeyValueStorage>: KeyValueStorage {
+    public typealias Key = Base.Key
+    public typealias Value = Base.Value
+
+    /// The storage whose operations are traced.
+    public let base: Base
+    /// The name spans give the storage.
+    public let name: String
+    /// The tracer, or `nil` for `InstrumentationSystem.tracer` at each operation.
+    public let tracer: (any Tracer)?
+
+    /// Traces `base`'s operations as `name`, with `tracer` or the bootstrapped one.
+    public init(_ base: Base, name: String, tracer: (any Tracer)? = nil) {
+        self.base = base
+        self.name = name
+        self.tracer = tracer
+    }
+
+    /// Runs `body` inside a span for `operation`; `describe` adds attributes from the result.
+    func traced<Result>(
+        _ operation: String,
+        describe: (Result, any Span) -> Void = { _, _ in },
+        _ body: () async throws(StorageError) -> Result
+    ) async throws(StorageError) -> Result {
+        let span = startSpan(operation)
+        defer { span.end() }
+        let outcome: Swift.Result<Result, StorageError> = await ServiceContext.$current.withValue(span.context) {
+            do throws(StorageError) {
+                return .success(try await body())
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch outcome {
+        case .success(let result):
+            describe(result, span)
+            return result
+        case .failure(let error):
+            fail(span, with: error)
+            throw error
+        }
+    }
+
+    func startSpan(_ operation: String) -> any Span {
+        let tracer = tracer ?? InstrumentationSystem.tracer
+        let span = tracer.startSpan(
+            "\(operation) \(name)",
+            context: ServiceContext.current ?? .topLevel,
+            ofKind: .client
+        )
+        span.attributes["strata.storage"] = name
+        span.attributes["strata.operation"] = operation
+        return span
+    }
+
+    /// Records `error` on `span` by its code and storage only: its message may name a key.
+    func fail(_ span: any Span, with error: StorageError) {
+        span.recordError(TracedFailure(code: error.code.name, storage: error.storage))
+        span.setStatus(SpanStatus(code: .error, message: "StorageError.\(error.code)"))
+    }
+}
+
+/// What a span records of a failure: the code and the storage, never the key.
+public struct TracedFailure: Error, Sendable, CustomStringConvertible {
+    /// The ``Strata/StorageError/Code`` name, such as `io`.
+    public var code: String
+    /// The storage that failed.
+    public var storage: String
+
+    public var description: String { "StorageError \(code) in \(storage)" }
+}
+
+extension TracedStorage: ReadableStorage where Base: ReadableStorage {
+    /// The value for `key`, in a `get` span whose `strata.hit` says whether there was one.
+    public func value(forKey key: Key) async throws(StorageError) -> Value? {
+        try await traced("get", describe: { value, span in span.attributes["strata.hit"] = value != nil }) {
+            () async throws(StorageError) -> Value? in
+            try await base.value(forKey: key)
+        }
+    }
+
+    /// The base's immediate answer, in a `get` span when there is one (a hit or a miss);
+    /// no span when the base cannot answer at once, since ``value(forKey:)`` will.
+    public func immediateValue(forKey key: Key) throws(StorageError) -> ImmediateLookup<Value> {
+        let answer: ImmediateLookup<Value>
+        do {
+            answer = try base.immediateValue(forKey: key)
+        } catch {
+            let span = startSpan("get")
+            fail(span, with: error)
+            span.end()
+            throw error
+        }
+        switch answer {
+        case .unavailable:
+            break
+        case .found, .absent:
+            let span = startSpan("get")
+            if case .found = answer {
+                span.attributes["strata.hit"] = true
+            } else {
+                span.attributes["strata.hit"] = false
+            }
+            span.end()
+        }
+        return answer
+    }
+}
+
+extension TracedStorage: WritableStorage where Base: WritableStorage {
+    /// Stores `value` for `key`, in a `set` span.
+    public func set(_ value: Value, forKey key: Key) async throws(StorageError) {
+        try await traced("set") { () async throws(StorageError) in try await base.set(value, forKey: key) }
+    }
+
+    /// Removes the value for `key`, in a `remove` span.
+    public func removeValue(forKey key: Key) async throws(StorageError) {
+        try await traced("remove") { () async throws(StorageError) in try await base.removeValue(forKey: key) }
+    }
+}
+
+extension TracedStorage: Storage where Base: Storage {}
+
+extension TracedStorage: UpdatableStorage where Base: UpdatableStorage {
+    /// Updates the value for `key`, in an `update` span.
+    public func update<Result>(
+        forKey key: Key,
+        _ body: (inout Value?) throws -> Result
+    ) async throws(StorageError) -> Result {
+        try await traced("update") { () async throws(StorageError) -> Result in
+            try await base.update(forKey: key, body)
+        }
+    }
+}
+
+extension TracedStorage: LifetimeStorage where Base: LifetimeStorage {
+    /// Stores `value` for `key` with a time to live, in a `set` span.
+    public func set(_ value: Value, forKey key: Key, timeToLive: Duration?) async throws(StorageError) {
+        try await traced("set") { () async throws(StorageError) in
+            try await base.set(value, forKey: key, timeToLive: timeToLive)
+        }
+    }
+
+    /// How long the value for `key` has left, in a `lifetime` span.
+    public func lifetime(forKey key: Key) async throws(StorageError) -> Lifetime? {
+        try await traced("lifetime") { () async throws(StorageError) -> Lifetime? in
+            try await base.lifetime(forKey: key)
+        }
+    }
+
+    /// Updates the value for `key` giving it a time to live, in an `update` span.
+    public func update<Result>(
+        forKey key: Key,
+        timeToLive: Duration?,
+        _ body: (inout Value?) throws -> Result
+    ) async throws(StorageError) -> Result {
+        try await traced("update") { () async throws(StorageError) -> Result in
+            try await base.update(forKey: key, timeToLive: timeToLive, body)
+        }
+    }
+}
+
+extension TracedStorage: EnumerableStorage where Base: EnumerableStorage {
+    /// Every key with a value, in a `keys` span.
+    public func keys() async throws(StorageError) -> [Key] {
+        try await traced("keys") { () async throws(StorageError) -> [Key] in try await base.keys() }
+    }
+}
+
+extension TracedStorage: ClearableStorage where Base: ClearableStorage {
+    /// Removes every value, in a `removeAll` span.
+    public func removeAll() async throws(StorageError) {
+        try await traced("removeAll") { () async throws(StorageError) in try await base.removeAll() }
+    }
+}
+
+extension KeyValueStorage {
+    /// This storage, recording a span for each operation; see ``TracedStorage``.
+    ///
+    /// - Parameters:
+    ///   - name: What spans call the storage; the type's name when `nil`.
+    ///   - tracer: The tracer, or `nil` for `InstrumentationSystem.tracer` at each operation.
+    public func traced(as name: String? = nil, tracer: (any Tracer)? = nil) -> TracedStorage<Self> {
+        TracedStorage(self, name: name ?? tracedName(of: Self.self), tracer: tracer)
+    }
+}
+
+/// The type's name without generic arguments, as spans name a storage by default.
+func tracedName(of type: Any.Type) -> String {
+    let name = String(describing: type)
+    return name.firstIndex(of: "<").map { String(name[..<$0]) } ?? name
+}
