@@ -102,6 +102,6 @@ for target in Strata StrataTesting StrataHTTP StrataAsyncHTTPClient StrataObject
 done
 
 step "Checking formatting"
-swift format lint --strict --recursive Sources Tests Package.swift
+swift format lint --strict --recursive Sources Tests Examples Package.swift
 
 step "All checks passed"

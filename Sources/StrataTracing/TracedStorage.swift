@@ -93,8 +93,8 @@ public struct TracedFailure: Error, Sendable, CustomStringConvertible {
 extension TracedStorage: ReadableStorage where Base: ReadableStorage {
     /// The value for `key`, in a `get` span whose `strata.hit` says whether there was one.
     public func value(forKey key: Key) async throws(StorageError) -> Value? {
-        try await traced("get", describe: { value, span in span.attributes["strata.hit"] = value != nil }) {
-            () async throws(StorageError) -> Value? in
+        let hitOrMiss: (Value?, any Span) -> Void = { value, span in span.attributes["strata.hit"] = value != nil }
+        return try await traced("get", describe: hitOrMiss) { () async throws(StorageError) -> Value? in
             try await base.value(forKey: key)
         }
     }

@@ -36,7 +36,8 @@ import Tracing
         #expect(spans.allSatisfy { $0.kind == .client })
         for span in spans {
             var described = ""
-            span.attributes.forEach { name, value in described += "\(name)=\(value) " }
+            // swift-format-ignore: ReplaceForEachWithForLoop
+            span.attributes.forEach { name, value in described += "\(name)=\(value) " }  // not a Sequence
             #expect(!described.contains("secret"), "a key reached a span: \(described)")
             #expect(!described.contains("Lviv") && !described.contains("Kyiv"), "a value reached a span")
         }
