@@ -62,8 +62,9 @@ function request()
 end
 EOF
 
-start_server() { # port mode table
-    "$server" serve --port "$1" --mode "$2" --postgres "$STRATA_POSTGRES_URL" --table "$3" >"$work/server-$1.log" 2>&1 &
+start_server() { # port mode table [event loop threads]
+    "$server" serve --port "$1" --mode "$2" --postgres "$STRATA_POSTGRES_URL" --table "$3" \
+        --threads "${4:-$(nproc)}" >"$work/server-$1.log" 2>&1 &
     servers+=("$!")
     for _ in $(seq 1 200); do
         if curl -sf "http://127.0.0.1:$1/stats" >/dev/null 2>&1; then return 0; fi
@@ -112,7 +113,8 @@ stop_servers
 read -r cached_rps cached_p50 cached_p99 <<<"$(summary "$work/cached.txt")"
 
 say "3. Four cached servers on one PostgreSQL, $connections connections in all, a writer changing products"
-for port in 8081 8082 8083 8084; do start_server "$port" cached "$table"; done
+# Four servers on these cores: one event loop each, one wrk thread each.
+for port in 8081 8082 8083 8084; do start_server "$port" cached "$table" 1; done
 per_server=$((connections / 4))
 loads=()
 for port in 8081 8082 8083 8084; do
@@ -150,3 +152,9 @@ four servers (upstream calls are shared through PostgreSQL):
 $four_stats
 writer: $(cat "$work/writer.txt")
 EOF
+for log in "$work"/server-*.log; do
+    if [ -s "$log" ]; then
+        echo "$(basename "$log"):"
+        cat "$log"
+    fi
+done

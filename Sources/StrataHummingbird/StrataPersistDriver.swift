@@ -20,7 +20,7 @@ public import Strata
 ///
 /// Values are stored as JSON. The driver keeps `PersistDriver`'s rules exactly:
 /// - `create` stores a value only if the key has none, in one atomic step of the storage
-///   (``Strata/LifetimeStorage/update(forKey:timeToLive:_:)``), and throws
+///   (`LifetimeStorage/update(forKey:timeToLive:_:)`), and throws
 ///   `PersistError.duplicate` otherwise, also when two servers race on one PostgreSQL table;
 /// - `set` with no expiry keeps the lifetime of the value it replaces;
 /// - a stored value that does not decode as the requested type is
@@ -29,7 +29,7 @@ public import Strata
 /// - `expires: nil` on a new value means the storage's default time to live (never, for a
 ///   storage made without one).
 ///
-/// Every other failure is the storage's ``Strata/StorageError``, which answers a request with a
+/// Every other failure is the storage's `StorageError`, which answers a request with a
 /// status of its own (`400` for a key the storage refuses, `503` when the storage timed out or
 /// is closed, `500` otherwise) and never with the key or the value.
 ///
@@ -50,7 +50,7 @@ where Base.Key == String, Base.Value == Data {
 
     /// Stores `value` for `key` unless the key has a live value, expiring after `expires`.
     ///
-    /// - Throws: `PersistError.duplicate` when the key has a value; ``Strata/StorageError``
+    /// - Throws: `PersistError.duplicate` when the key has a value; `StorageError`
     ///   (code `encodingFailed` for a value JSON cannot encode) otherwise.
     public func create<Object: Codable & Sendable>(key: String, value: Object, expires: Duration?) async throws {
         let data = try encode(value, forKey: key)
@@ -70,7 +70,7 @@ where Base.Key == String, Base.Value == Data {
     /// without, it keeps the lifetime of the value it replaces (a new one gets the storage's
     /// default).
     ///
-    /// - Throws: ``Strata/StorageError``.
+    /// - Throws: `StorageError`.
     public func set<Object: Codable & Sendable>(key: String, value: Object, expires: Duration?) async throws {
         let data = try encode(value, forKey: key)
         if let expires {
@@ -83,7 +83,7 @@ where Base.Key == String, Base.Value == Data {
     /// The value for `key` as an `Object`, or `nil` when there is none or it has expired.
     ///
     /// - Throws: `PersistError.invalidConversion` when the stored value is not an `Object`;
-    ///   ``Strata/StorageError`` when the storage cannot be read.
+    ///   `StorageError` when the storage cannot be read.
     public func get<Object: Codable & Sendable>(key: String, as type: Object.Type) async throws -> Object? {
         guard let data = try await storage.value(forKey: key) else { return nil }
         return try decode(data, as: type)
@@ -111,7 +111,7 @@ where Base.Key == String, Base.Value == Data {
 
     /// Removes the value for `key`; removing an absent key does nothing.
     ///
-    /// - Throws: ``Strata/StorageError``.
+    /// - Throws: `StorageError`.
     public func remove(key: String) async throws {
         try await storage.removeValue(forKey: key)
     }
@@ -151,7 +151,7 @@ extension StorageError: HTTPResponseError, ResponseGenerator {
         }
     }
 
-    /// A response with ``status`` and a body naming the error's code only: keys and values may
+    /// A response with `status` and a body naming the error's code only: keys and values may
     /// be secrets (a session's id, say), so neither reaches the client.
     public func response(from request: Request, context: some RequestContext) throws -> Response {
         try HTTPError(status, message: "storage error: \(code)").response(from: request, context: context)

@@ -570,11 +570,11 @@ public final class SQLiteStorage: Sendable {
         try update(forKey: key, timeToLive: nil, body)
     }
 
-    /// ``update(forKey:_:)``, giving the value `body` leaves a time to live of its own: with one,
+    /// `update(forKey:_:)`, giving the value `body` leaves a time to live of its own: with one,
     /// the value expires after it whether it is new or replaces one (zero or less removes the key);
     /// with `nil`, a replaced value keeps its lifetime and a new one gets the default.
     ///
-    /// - Throws: as ``update(forKey:_:)``.
+    /// - Throws: as `update(forKey:_:)`.
     @discardableResult
     public func update<Result>(
         forKey key: String,

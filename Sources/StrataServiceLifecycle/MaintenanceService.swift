@@ -2,7 +2,7 @@ public import ServiceLifecycle
 public import Strata
 
 /// Removes a storage's expired values on a schedule, as a service of the app's `ServiceGroup`:
-/// ``Strata/ExpiringStorage/runMaintenance(every:onError:)`` until the group shuts down.
+/// `ExpiringStorage/runMaintenance(every:onError:)` until the group shuts down.
 ///
 /// ```swift
 /// let sessions = try DiskStorage(url: folder)
@@ -24,6 +24,7 @@ public struct MaintenanceService<Base: ExpiringStorage>: Service {
     /// A service that removes `storage`'s expired values every `interval`.
     ///
     /// - Parameters:
+    ///   - storage: The storage whose expired values are removed.
     ///   - interval: Positive; ``run()`` throws `StorageError.Code.invalidConfiguration` otherwise.
     ///   - onError: Called with the error of each round that fails; `nil` to ignore them.
     public init(_ storage: Base, every interval: Duration, onError: (@Sendable (StorageError) -> Void)? = nil) {

@@ -82,7 +82,7 @@ public struct TracedStorage<Base: KeyValueStorage>: KeyValueStorage {
 
 /// What a span records of a failure: the code and the storage, never the key.
 public struct TracedFailure: Error, Sendable, CustomStringConvertible {
-    /// The ``Strata/StorageError/Code`` name, such as `io`.
+    /// The `StorageError/Code` name, such as `io`.
     public var code: String
     /// The storage that failed.
     public var storage: String

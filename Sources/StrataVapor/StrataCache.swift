@@ -9,7 +9,7 @@ public import Vapor
 /// stays inside its limits and expires on time (Vapor's own `.memory` cache has neither), files
 /// on disk, SQLite, PostgreSQL, or a `SharedCache` that many servers share.
 ///
-/// Install it with ``Vapor/Application/Caches/Provider/strata(_:)`` and use Vapor's API:
+/// Install it with `app.caches.use(.strata(storage))` and use Vapor's API:
 ///
 /// ```swift
 /// app.caches.use(.strata(try MemoryStorage<String, Data>(maximumCount: 10_000)))
@@ -23,9 +23,9 @@ public import Vapor
 /// Values are stored as JSON. `set(_:to:expiresIn:)` gives the value that lifetime; without one
 /// it gets the storage's default time to live (never, for a storage made without one). Setting
 /// `nil` removes the key. A stored value that does not decode as the requested type fails with
-/// ``Strata/StorageError`` code `decodingFailed` and stays stored.
+/// `StorageError` code `decodingFailed` and stays stored.
 ///
-/// Every failure is a ``Strata/StorageError``, which Vapor answers with a status of its own
+/// Every failure is a `StorageError`, which Vapor answers with a status of its own
 /// (`400` for a key the storage refuses, `503` when the storage timed out or is closed, `500`
 /// otherwise) and a reason naming its code only, never the key or the value.
 ///

@@ -1,0 +1,23 @@
+#if Vapor
+import Foundation
+import Strata
+import StrataVapor
+import Vapor
+
+// The README's Vapor block, between `// README: vapor` and `// README end`; StrataTests'
+// ReadmeTests checks that the README shows exactly these lines. StrataCacheTests runs the same
+// calls through real requests.
+
+func readmeVapor(app: Application, fetchQuote: @escaping @Sendable () async throws -> String) throws {
+    // README: vapor
+    app.caches.use(.strata(try MemoryStorage<String, Data>(maximumCount: 10_000, timeToLive: .seconds(300))))
+
+    app.get("quote") { request async throws -> String in
+        if let quote = try await request.cache.get("quote", as: String.self) { return quote }
+        let quote = try await fetchQuote()
+        try await request.cache.set("quote", to: quote, expiresIn: .minutes(5))
+        return quote
+    }
+    // README end
+}
+#endif
