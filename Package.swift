@@ -243,7 +243,7 @@ let package = Package(
         .testTarget(
             name: "StrataVaporTests",
             dependencies: [
-                "Strata", "StrataVapor", "StrataTestSupport",
+                "Strata", "StrataVapor", "StrataSQLite", "StrataTestSupport",
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
                 .product(name: "VaporTesting", package: "vapor", condition: .when(traits: ["Vapor"])),
             ]

@@ -244,6 +244,42 @@ import Testing
         }
     }
 
+    @Test func aServerThatGoesAwayMidRequestIsAnErrorWithinTheStoragesLimit() async throws {
+        try await PrivateServer.with { server in
+            var options = PostgresStorage.Options()
+            options.operationTimeout = .seconds(2)
+            options.connectTimeout = .seconds(1)
+            let storage = try await PostgresStorage(url: server.url, options: options)
+            let persist = StrataPersistDriver(storage)
+            let router = Self.router(persist)
+            // Writes one value after another until one fails: the server stops under it.
+            router.post("/bulk") { _, _ -> String in
+                for index in 0..<1_000_000 {
+                    try await persist.set(key: "bulk-\(index)", value: index)
+                }
+                return "all written"
+            }
+            let app = Application(router: router)
+            try await app.test(.router) { client in
+                try await client.execute(uri: "/persist/a", method: .put, body: Self.body("x")) {
+                    #expect($0.status == .ok)
+                }
+                async let bulk = client.execute(uri: "/bulk", method: .post)
+                try await Task.sleep(for: .milliseconds(300))
+                let killed = ContinuousClock.now
+                try await server.kill()
+                let response = try await bulk
+                let elapsed = ContinuousClock.now - killed
+                #expect(response.status.code >= 500, "the request in flight: \(response.status)")
+                #expect(!String(buffer: response.body).contains("bulk-"), "a key reached the response")
+                // Within the storage's limit (2 s per operation), with room for a slow machine.
+                #expect(elapsed < .seconds(8), "the request in flight took \(elapsed) after the server stopped")
+                try await client.execute(uri: "/persist/a", method: .get) { #expect($0.status.code >= 500) }
+            }
+            await storage.close()
+        }
+    }
+
     @Test func aClosedStorageIsServiceUnavailable() async throws {
         let storage = try await TestPostgres.storage()
         let app = Application(router: Self.router(StrataPersistDriver(storage)))

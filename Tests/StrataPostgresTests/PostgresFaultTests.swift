@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataPostgres
+import StrataTestSupport
 import Synchronization
 import Testing
 

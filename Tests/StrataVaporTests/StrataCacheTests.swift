@@ -2,6 +2,7 @@
 import Foundation
 import NIOCore
 import Strata
+import StrataSQLite
 import StrataTestSupport
 import StrataVapor
 import Testing
@@ -111,6 +112,20 @@ import VaporTesting
                 #expect(!response.body.string.contains("not a number"))
             }
             #expect(try await app.cache.get("word", as: String.self) == "not a number")
+        }
+    }
+
+    @Test func aClosedStorageIsServiceUnavailable() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let storage = try SQLiteStorage(path: folder.child("cache.sqlite").path)
+        try await Self.withCache(storage) { app in
+            try await app.testing().test(.PUT, "cache/a", body: ByteBuffer(string: "x")) { #expect($0.status == .ok) }
+            try storage.close()
+            try await app.testing().test(.GET, "cache/a") { response in
+                #expect(response.status == .serviceUnavailable)
+                #expect(response.body.string.contains("storage error: closed"))
+            }
         }
     }
 

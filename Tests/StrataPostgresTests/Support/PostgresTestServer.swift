@@ -65,15 +65,3 @@ enum PostgresTestServer {
         }
     }
 }
-
-/// The repository's root folder, found from this file's path.
-func repositoryRoot(filePath: String = #filePath) -> URL {
-    var folder = URL(fileURLWithPath: filePath).deletingLastPathComponent()
-    while folder.path != "/" {
-        if FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path) {
-            return folder
-        }
-        folder.deleteLastPathComponent()
-    }
-    return URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-}

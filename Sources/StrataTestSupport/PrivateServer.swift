@@ -1,18 +1,17 @@
-import Foundation
-import StrataTestSupport
+package import Foundation
 
 /// A PostgreSQL server of a test's own, started and stopped with scripts/postgres.sh, for tests
 /// that stop the server and so cannot share one.
-struct PrivateServer {
-    struct Failed: Error, CustomStringConvertible {
-        var description: String
+package struct PrivateServer: Sendable {
+    package struct Failed: Error, CustomStringConvertible {
+        package var description: String
     }
 
-    let folder: String
-    let url: String
+    package let folder: String
+    package let url: String
 
     /// Runs `body` with a new server, which is removed afterwards whatever `body` does.
-    static func with<Result>(_ body: (PrivateServer) async throws -> Result) async throws -> Result {
+    package static func with<Result>(_ body: (PrivateServer) async throws -> Result) async throws -> Result {
         let server = try await start()
         do {
             let result = try await body(server)
@@ -25,7 +24,7 @@ struct PrivateServer {
     }
 
     /// Starts a new server in a fresh folder.
-    static func start() async throws -> PrivateServer {
+    package static func start() async throws -> PrivateServer {
         let folder = FileManager.default.temporaryDirectory
             .appendingPathComponent("strata-postgres.\(UUID().uuidString.prefix(8))").path
         let output = try await script(["start", folder])
@@ -38,17 +37,17 @@ struct PrivateServer {
     }
 
     /// Stops the server at once, as a crash would, keeping its data.
-    func kill() async throws {
+    package func kill() async throws {
         _ = try await Self.script(["kill", folder])
     }
 
     /// Starts the stopped server again, on the same port.
-    func restart() async throws {
+    package func restart() async throws {
         _ = try await Self.script(["start", folder])
     }
 
     /// Stops the server and deletes its folder.
-    func remove() async {
+    package func remove() async {
         _ = try? await Self.script(["stop", folder])
     }
 
@@ -63,4 +62,16 @@ struct PrivateServer {
         }
         return result.output
     }
+}
+
+/// The repository's root folder, found from this file's path.
+package func repositoryRoot(filePath: String = #filePath) -> URL {
+    var folder = URL(fileURLWithPath: filePath).deletingLastPathComponent()
+    while folder.path != "/" {
+        if FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path) {
+            return folder
+        }
+        folder.deleteLastPathComponent()
+    }
+    return URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
 }
