@@ -166,7 +166,7 @@ struct ProductServer {
             _ = await firstAnswer(containing: "", port: port, id: 1, since: .now)
         }
         var delays: [Duration] = []
-        var slowest: (delay: Duration, change: Int) = (.zero, 0)
+        var slowest: (answer: Answer, change: Int)?
         var missed = 0
         for change in 1...changes {
             let id = Int.random(in: 1...ids)
@@ -175,15 +175,19 @@ struct ProductServer {
             try await storage.set(try JSONEncoder().encode(product), forKey: String(id))
             let committed = ContinuousClock.now
             let marker = #""version":\#(version)"#
-            let seen = await withTaskGroup(of: Duration?.self) { group in
+            let seen = await withTaskGroup(of: Answer?.self) { group in
                 for port in servers {
                     group.addTask { await firstAnswer(containing: marker, port: port, id: id, since: committed) }
                 }
-                return await group.reduce(into: [Duration?]()) { $0.append($1) }
+                return await group.reduce(into: [Answer?]()) { $0.append($1) }
             }
-            for delay in seen {
-                if let delay { delays.append(delay) } else { missed += 1 }
-                if let delay, delay > slowest.delay { slowest = (delay, change) }
+            for answer in seen {
+                guard let answer else {
+                    missed += 1
+                    continue
+                }
+                delays.append(answer.delay)
+                if answer.delay > slowest?.answer.delay ?? .zero { slowest = (answer, change) }
             }
             try await Task.sleep(for: .milliseconds(interval))
         }
@@ -195,28 +199,43 @@ struct ProductServer {
             let (seconds, attoseconds) = delays[index].components
             return String(format: "%.1f ms", Double(seconds) * 1000 + Double(attoseconds) / 1e15)
         }
+        let worst = slowest.map {
+            " (change \($0.change) of \(changes): \($0.answer.requests) requests, the longest \($0.answer.longestRequest))"
+        }
         print(
             "staleness: \(delays.count) answers, p50 \(percentile(0.5)), p99 \(percentile(0.99)), "
-                + "max \(percentile(1.0)) (change \(slowest.change) of \(changes)), not seen within 2 s: \(missed)"
+                + "max \(percentile(1.0))\(worst ?? ""), not seen within 2 s: \(missed)"
         )
     }
 
+    /// How a server came to answer with a change: after how long, in how many requests, and
+    /// the longest of them.
+    struct Answer: Sendable {
+        var delay: Duration
+        var requests: Int
+        var longestRequest: Duration
+    }
+
     /// Asks the server on `port` for product `id` until it answers with `marker`, for up to
-    /// 2 seconds; the time since `since`, or `nil`.
+    /// 2 seconds; `nil` if it never does.
     static func firstAnswer(
         containing marker: String,
         port: Int,
         id: Int,
         since start: ContinuousClock.Instant
-    ) async
-        -> Duration?
-    {
+    ) async -> Answer? {
         let request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/products/\(id)")
+        var answer = Answer(delay: .zero, requests: 0, longestRequest: .zero)
         while ContinuousClock.now - start < .seconds(2) {
-            guard let response = try? await HTTPClient.shared.execute(request, timeout: .seconds(2)),
-                let body = try? await response.body.collect(upTo: 1 << 20)
-            else { continue }
-            if String(buffer: body).contains(marker) { return ContinuousClock.now - start }
+            let sent = ContinuousClock.now
+            answer.requests += 1
+            let response = try? await HTTPClient.shared.execute(request, timeout: .seconds(2))
+            let body = try? await response?.body.collect(upTo: 1 << 20)
+            answer.longestRequest = max(answer.longestRequest, ContinuousClock.now - sent)
+            if let body, String(buffer: body).contains(marker) {
+                answer.delay = ContinuousClock.now - start
+                return answer
+            }
         }
         return nil
     }

@@ -2,7 +2,7 @@ public import ServiceLifecycle
 public import Strata
 
 /// Removes a storage's expired values on a schedule, as a service of the app's `ServiceGroup`:
-/// `ExpiringStorage/runMaintenance(every:onError:)` until the group shuts down.
+/// what `runMaintenance(every:onError:)` does, until the group shuts down.
 ///
 /// ```swift
 /// let sessions = try DiskStorage(url: folder)
@@ -13,6 +13,7 @@ public import Strata
 ///
 /// A round that fails (a database that is down, say) is retried at the next one and reported
 /// to `onError`; a graceful shutdown lets the round in progress finish, then ends the service.
+/// A round removes only expired values, so stopping between rounds loses nothing.
 /// Any task may use it.
 public struct MaintenanceService<Base: ExpiringStorage>: Service {
     /// The storage whose expired values are removed.
@@ -34,13 +35,31 @@ public struct MaintenanceService<Base: ExpiringStorage>: Service {
     }
 
     /// Removes expired values every ``interval`` until the group shuts down gracefully or the
-    /// task is cancelled, then returns.
+    /// task is cancelled, then returns. A graceful shutdown ends the wait for the next round; a
+    /// round in progress finishes first.
     ///
     /// - Throws: `StorageError.Code.invalidConfiguration` for an interval that is not positive.
     public func run() async throws {
-        let (storage, interval, onError) = (storage, interval, onError)
-        try await cancelWhenGracefulShutdown { () async throws -> Void in
-            try await storage.runMaintenance(every: interval, onError: onError)
+        guard interval > .zero else {
+            throw StorageError(
+                .invalidConfiguration,
+                storage: "MaintenanceService",
+                message: "the interval between rounds must be positive, got \(interval)"
+            )
+        }
+        let interval = interval
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            do throws(StorageError) {
+                _ = try await storage.removeExpired()
+            } catch {
+                if error.code == .cancelled || Task.isCancelled { return }
+                onError?(error)
+            }
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+            } catch {
+                return
+            }
         }
     }
 }

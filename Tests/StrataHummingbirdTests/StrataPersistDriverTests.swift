@@ -183,6 +183,32 @@ import Testing
         #expect(try await persist.get(key: "once", as: String.self)?.hasPrefix("writer ") == true)
     }
 
+    @Test func twoServersRacingToCreateOneKeyOnOneTableSucceedOnce() async throws {
+        let first = try await TestPostgres.storage()
+        let second = try await TestPostgres.storage(table: first.options.table)
+        let drivers = [StrataPersistDriver(first), StrataPersistDriver(second)]
+
+        for round in 0..<20 {
+            let outcomes = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for (index, persist) in drivers.enumerated() {
+                    group.addTask {
+                        do {
+                            try await persist.create(key: "round-\(round)", value: index, expires: .seconds(60))
+                            return true
+                        } catch let error as PersistError where error == .duplicate {
+                            return false
+                        }
+                    }
+                }
+                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            #expect(outcomes.filter { $0 }.count == 1, "round \(round): \(outcomes)")
+        }
+
+        await second.close()
+        await TestPostgres.dispose(first)
+    }
+
     @Test(arguments: Kind.allCases)
     func setWithoutAnExpiryKeepsTheExistingOne(kind: Kind) async throws {
         try await Self.withApp(kind) { client, _ in

@@ -11,7 +11,7 @@ enum TestPostgres {
     }
 
     /// Opens a storage on a fresh table; fails clearly when no server is set.
-    static func storage() async throws -> PostgresStorage {
+    static func storage(table: String? = nil) async throws -> PostgresStorage {
         guard let url = ProcessInfo.processInfo.environment["STRATA_POSTGRES_URL"], !url.isEmpty else {
             throw Unavailable(
                 description: """
@@ -20,8 +20,8 @@ enum TestPostgres {
                     """
             )
         }
-        let table = "strata_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
-        var options = PostgresStorage.Options(table: String(table))
+        let unique = "strata_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
+        var options = PostgresStorage.Options(table: table ?? String(unique))
         options.operationTimeout = .seconds(20)
         options.maximumConnections = 4
         return try await PostgresStorage(url: url, options: options)

@@ -197,6 +197,21 @@ import Testing
         }
     }
 
+    @Test func aGracefulShutdownEndsTheWaitForTheNextRound() async throws {
+        let storage = MemoryStorage<String, Int>()
+        let start = ContinuousClock.now
+        try await testGracefulShutdown { trigger in
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await MaintenanceService(storage, every: .seconds(3_600)).run() }
+                try await Task.sleep(for: .milliseconds(50))
+                trigger.triggerGracefulShutdown()
+                try await group.waitForAll()
+            }
+        }
+        // Not an hour: the wait ended with the shutdown.
+        #expect(ContinuousClock.now - start < .seconds(60))
+    }
+
     @Test func maintenanceWithAnIntervalThatIsNotPositiveFailsAtOnce() async throws {
         let storage = MemoryStorage<String, Int>()
         await #expect {

@@ -41,6 +41,8 @@ import VaporTesting
         _ body: @escaping @Sendable (Application) async throws -> Void
     ) async throws {
         try await withApp { app in
+            // Vapor logs each failed request with its URL; a test's 1 MiB key is not worth printing.
+            app.logger.logLevel = .critical
             app.caches.use(.strata(storage))
             routes(app)
             try await body(app)
