@@ -235,7 +235,6 @@ let package = Package(
             name: "StrataHummingbirdTests",
             dependencies: [
                 "Strata", "StrataHummingbird", "StrataSQLite", "StrataPostgres", "StrataTestSupport",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "HummingbirdTesting", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
             ]

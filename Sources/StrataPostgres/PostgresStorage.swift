@@ -222,6 +222,16 @@ public final class PostgresStorage: Sendable {
         await runner.value
     }
 
+    /// Drops the table and its trigger's function behind the storage's back, keeping it open;
+    /// for tests. Failures are ignored.
+    package func dropTableForTesting() async {
+        let table = table
+        _ = try? await perform("drop", key: nil) { connection in
+            try await connection.query("DROP TABLE IF EXISTS \(unescaped: table)", logger: Self.logger)
+            try await connection.query("DROP FUNCTION IF EXISTS \(unescaped: table)_notify", logger: Self.logger)
+        }
+    }
+
     /// Whether ``close()`` has been called.
     public var isClosed: Bool {
         activity.withLock { $0.isClosed }

@@ -37,25 +37,8 @@ public struct TracedProvider<Base: AsyncProvider>: AsyncProvider {
 
     /// The value for `id`, in a `fetch` span.
     public func value(for id: ID) async throws(StorageError) -> Value {
-        let tracer = tracer ?? InstrumentationSystem.tracer
-        let span = tracer.startSpan("fetch \(name)", context: ServiceContext.current ?? .topLevel, ofKind: .client)
-        span.attributes["strata.provider"] = name
-        defer { span.end() }
-        let outcome: Result<Value, StorageError> = await ServiceContext.$current.withValue(span.context) {
-            do throws(StorageError) {
-                return .success(try await base.value(for: id))
-            } catch {
-                return .failure(error)
-            }
-        }
-        switch outcome {
-        case .success(let value):
-            return value
-        case .failure(let error):
-            span.recordError(TracedFailure(code: error.code.name, storage: error.storage))
-            span.setStatus(SpanStatus(code: .error, message: "StorageError.\(error.code)"))
-            throw error
-        }
+        let span = startSpan("fetch \(name)", tracer: tracer, attributes: ["strata.provider": name])
+        return try await withSpan(span) { () async throws(StorageError) -> Value in try await base.value(for: id) }
     }
 
     /// The base's immediate answer; a value found at once (in a cache, with no fetch) is a
@@ -63,9 +46,7 @@ public struct TracedProvider<Base: AsyncProvider>: AsyncProvider {
     public func immediateValue(for id: ID) throws(StorageError) -> ImmediateLookup<Value> {
         let answer = try base.immediateValue(for: id)
         if case .found = answer {
-            let tracer = tracer ?? InstrumentationSystem.tracer
-            let span = tracer.startSpan("fetch \(name)", context: ServiceContext.current ?? .topLevel, ofKind: .client)
-            span.attributes["strata.provider"] = name
+            let span = startSpan("fetch \(name)", tracer: tracer, attributes: ["strata.provider": name])
             span.attributes["strata.hit"] = true
             span.end()
         }

@@ -42,52 +42,16 @@ public struct TracedStorage<Base: KeyValueStorage>: KeyValueStorage {
         describe: (Result, any Span) -> Void = { _, _ in },
         _ body: () async throws(StorageError) -> Result
     ) async throws(StorageError) -> Result {
-        let span = startSpan(operation)
-        defer { span.end() }
-        let outcome: Swift.Result<Result, StorageError> = await ServiceContext.$current.withValue(span.context) {
-            do throws(StorageError) {
-                return .success(try await body())
-            } catch {
-                return .failure(error)
-            }
-        }
-        switch outcome {
-        case .success(let result):
-            describe(result, span)
-            return result
-        case .failure(let error):
-            fail(span, with: error)
-            throw error
-        }
+        try await withSpan(startSpan(operation), describe: describe, body)
     }
 
     func startSpan(_ operation: String) -> any Span {
-        let tracer = tracer ?? InstrumentationSystem.tracer
-        let span = tracer.startSpan(
+        StrataTracing.startSpan(
             "\(operation) \(name)",
-            context: ServiceContext.current ?? .topLevel,
-            ofKind: .client
+            tracer: tracer,
+            attributes: ["strata.storage": name, "strata.operation": operation]
         )
-        span.attributes["strata.storage"] = name
-        span.attributes["strata.operation"] = operation
-        return span
     }
-
-    /// Records `error` on `span` by its code and storage only: its message may name a key.
-    func fail(_ span: any Span, with error: StorageError) {
-        span.recordError(TracedFailure(code: error.code.name, storage: error.storage))
-        span.setStatus(SpanStatus(code: .error, message: "StorageError.\(error.code)"))
-    }
-}
-
-/// What a span records of a failure: the code and the storage, never the key.
-public struct TracedFailure: Error, Sendable, CustomStringConvertible {
-    /// The `StorageError/Code` name, such as `io`.
-    public var code: String
-    /// The storage that failed.
-    public var storage: String
-
-    public var description: String { "StorageError \(code) in \(storage)" }
 }
 
 extension TracedStorage: ReadableStorage where Base: ReadableStorage {
@@ -107,7 +71,7 @@ extension TracedStorage: ReadableStorage where Base: ReadableStorage {
             answer = try base.immediateValue(forKey: key)
         } catch {
             let span = startSpan("get")
-            fail(span, with: error)
+            recordFailure(error, on: span)
             span.end()
             throw error
         }
@@ -203,10 +167,4 @@ extension KeyValueStorage {
     public func traced(as name: String? = nil, tracer: (any Tracer)? = nil) -> TracedStorage<Self> {
         TracedStorage(self, name: name ?? tracedName(of: Self.self), tracer: tracer)
     }
-}
-
-/// The type's name without generic arguments, as spans name a storage by default.
-func tracedName(of type: Any.Type) -> String {
-    let name = String(describing: type)
-    return name.firstIndex(of: "<").map { String(name[..<$0]) } ?? name
 }

@@ -19,7 +19,7 @@ import Testing
         while let line = await iterator.next(isolation: #isolation) {
             if matches(line) { return line }
         }
-        throw PostgresTestServer.Unavailable(description: "the strata process ended early")
+        throw PostgresTestEnvironment.Unavailable(description: "the strata process ended early")
     }
 
     @Test func aChangeInOneProcessDropsTheKeyFromTheOthersMemory() async throws {

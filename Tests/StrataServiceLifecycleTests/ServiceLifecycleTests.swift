@@ -16,21 +16,9 @@ import Testing
 @Suite struct ServiceLifecycleTests {
     static let logger = Logger(label: "strata.tests.lifecycle", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    static func url() throws -> String {
-        guard let url = ProcessInfo.processInfo.environment["STRATA_POSTGRES_URL"], !url.isEmpty else {
-            throw LifecycleTestError(
-                description: """
-                    STRATA_POSTGRES_URL is not set, so the PostgreSQL tests cannot run. Run scripts/test.sh \
-                    (it starts a throwaway server), or start one with `eval "$(scripts/postgres.sh start)"`.
-                    """
-            )
-        }
-        return url
-    }
+    static func url() throws -> String { try PostgresTestEnvironment.url() }
 
-    static func uniqueTable() -> String {
-        "strata_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
-    }
+    static func uniqueTable() -> String { PostgresTestEnvironment.uniqueTable() }
 
     static func options(table: String) -> PostgresStorage.Options {
         var options = PostgresStorage.Options(table: table)
@@ -220,10 +208,6 @@ import Testing
             (error as? StorageError)?.code == .invalidConfiguration
         }
     }
-}
-
-struct LifecycleTestError: Error, CustomStringConvertible {
-    var description: String
 }
 
 /// A list of keys any task may append to.

@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import Strata
+import StrataTestSupport
 import Testing
 
 @testable import StrataPostgres
@@ -8,26 +9,14 @@ import Testing
 /// The PostgreSQL server the tests use: the one `STRATA_POSTGRES_URL` names. Tests never skip
 /// without one: they fail, saying how to start one.
 enum PostgresTestServer {
-    struct Unavailable: Error, CustomStringConvertible {
-        var description: String
-    }
-
     /// The server's URL, or an error saying how to get one.
     static func url() throws -> String {
-        guard let url = ProcessInfo.processInfo.environment["STRATA_POSTGRES_URL"], !url.isEmpty else {
-            throw Unavailable(
-                description: """
-                    STRATA_POSTGRES_URL is not set, so the PostgreSQL tests cannot run. Run scripts/test.sh \
-                    (it starts a throwaway server), or start one with `eval "$(scripts/postgres.sh start)"`.
-                    """
-            )
-        }
-        return url
+        try PostgresTestEnvironment.url()
     }
 
     /// A table name no other test uses.
     static func uniqueTable() -> String {
-        "strata_test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
+        PostgresTestEnvironment.uniqueTable()
     }
 
     /// Opens a storage on a fresh table of the test server; fails clearly when there is none.
@@ -43,7 +32,9 @@ enum PostgresTestServer {
         do {
             return try await PostgresStorage(url: url, options: options)
         } catch {
-            throw Unavailable(description: "cannot use the PostgreSQL server at \(url): \(error)")
+            throw PostgresTestEnvironment.Unavailable(
+                description: "cannot use the PostgreSQL server at \(url): \(error)"
+            )
         }
     }
 
@@ -55,13 +46,6 @@ enum PostgresTestServer {
 
     /// Drops the storage's table behind its back.
     static func dropTableKeepingStorageOpen(_ storage: PostgresStorage) async {
-        let table = storage.table
-        _ = try? await storage.perform("drop", key: nil) { connection in
-            try await connection.query("DROP TABLE IF EXISTS \(unescaped: table)", logger: PostgresStorage.logger)
-            try await connection.query(
-                "DROP FUNCTION IF EXISTS \(unescaped: table)_notify",
-                logger: PostgresStorage.logger
-            )
-        }
+        await storage.dropTableForTesting()
     }
 }
