@@ -132,6 +132,46 @@ import Testing
         }
     }
 
+    /// Waits up to 10 s for `condition`; whether it came true.
+    static func eventually(_ condition: () -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { return false }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        return true
+    }
+
+    @Test func aSharedCacheOverTheAppsClientTreatsItsOwnChangesAsAnotherProcesssAndMissesNone() async throws {
+        let client = PostgresClient(configuration: try PostgresStorage.configuration(from: try Self.url()))
+        let table = Self.uniqueTable()
+        let storage = try PostgresStorage(client: client, options: Self.options(table: table))
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            let writer = try await PostgresStorage(url: try Self.url(), options: Self.options(table: table))
+            let cache = try await storage.sharedCache()
+
+            // Its own write comes back as a notification (its connections cannot carry its
+            // name), so memory drops the key, and the next read fetches the same value again.
+            try await cache.set(Data("v1".utf8), forKey: "config")
+            #expect(try await Self.eventually { cache.memory.value(forKey: "config") == nil })
+            #expect(try await cache.value(forKey: "config") == Data("v1".utf8))
+            #expect(cache.memory.value(forKey: "config") == Data("v1".utf8))
+
+            // Another process's write reaches it as before.
+            try await writer.set(Data("v2".utf8), forKey: "config")
+            #expect(try await Self.eventually { cache.memory.value(forKey: "config") == nil })
+            #expect(try await cache.value(forKey: "config") == Data("v2".utf8))
+
+            await cache.close()
+            await writer.dropTableForTesting()
+            await writer.close()
+            await storage.close()
+            group.cancelAll()
+        }
+    }
+
     @Test func aServiceGroupRunsAndStopsAClientAStorageAndASharedCache() async throws {
         let configuration = try PostgresStorage.configuration(from: try Self.url())
         let client = PostgresClient(configuration: configuration)
