@@ -62,4 +62,20 @@ public protocol LifetimeStorage<Key, Value>: UpdatableStorage {
         timeToLive: Duration?,
         _ body: (inout Value?) throws -> Result
     ) async throws(StorageError) -> Result
+
+    /// The live value for `key` and how long it has left, or `nil` when there is none.
+    ///
+    /// Memory and PostgreSQL read both at once; the default reads the value, then its lifetime,
+    /// and answers `nil` when the value went away in between.
+    func valueWithLifetime(forKey key: Key) async throws(StorageError) -> (value: Value, lifetime: Lifetime)?
+}
+
+extension LifetimeStorage {
+    /// Reads the value, then its lifetime; `nil` when either is gone.
+    public func valueWithLifetime(forKey key: Key) async throws(StorageError) -> (value: Value, lifetime: Lifetime)? {
+        guard let value = try await value(forKey: key), let lifetime = try await lifetime(forKey: key) else {
+            return nil
+        }
+        return (value, lifetime)
+    }
 }

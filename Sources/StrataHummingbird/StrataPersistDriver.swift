@@ -89,21 +89,17 @@ where Base.Key == String, Base.Value == Data {
         return try decode(data, as: type)
     }
 
-    /// The value for `key` and how long it has left (`nil` for never).
-    ///
-    /// The value and its lifetime are two reads of the storage: a value replaced between them is
-    /// returned with the lifetime of its replacement, and one removed between them reads as
-    /// absent.
+    /// The value for `key` and how long it has left (`nil` for never), read together where the
+    /// storage can (memory, PostgreSQL: one query).
     ///
     /// - Throws: as ``get(key:as:)``.
     public func getWithTTL<Object: Codable & Sendable>(
         key: String,
         as type: Object.Type
     ) async throws -> (object: Object, ttl: Duration?)? {
-        guard let data = try await storage.value(forKey: key) else { return nil }
+        guard let (data, lifetime) = try await storage.valueWithLifetime(forKey: key) else { return nil }
         let object = try decode(data, as: type)
-        switch try await storage.lifetime(forKey: key) {
-        case nil: return nil
+        switch lifetime {
         case .unlimited: return (object, nil)
         case .remaining(let left): return (object, left)
         }

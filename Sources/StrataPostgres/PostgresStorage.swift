@@ -597,6 +597,35 @@ public final class PostgresStorage: Sendable {
         return value
     }
 
+    /// The live value for `key` and how long it has left, in one query, or `nil`.
+    ///
+    /// - Throws: as ``value(forKey:)``.
+    public func valueWithLifetime(forKey key: String) async throws(StorageError) -> (value: Data, lifetime: Lifetime)? {
+        let stored = storedKey(key)
+        let now = now()
+        let table = table
+        let row = try await perform("cannot read", key: key) { connection -> (Data, Double?)? in
+            let rows = try await connection.query(
+                """
+                SELECT value, expiry FROM \(unescaped: table)
+                WHERE digest = sha256(\(stored)) AND (expiry IS NULL OR expiry > \(now))
+                """,
+                logger: Self.logger
+            )
+            for try await (value, expiry) in rows.decode((Data, Double?).self) {
+                return (value, expiry)
+            }
+            return nil
+        }
+        counters.withLock { counters in
+            if row == nil { counters.misses &+= 1 } else { counters.hits &+= 1 }
+        }
+        guard let (value, expiry) = row, let lifetime = Lifetime(expiry: expiry ?? .infinity, now: now) else {
+            return nil
+        }
+        return (value, lifetime)
+    }
+
     /// Returns the values of those `keys` that have one, in one query.
     ///
     /// - Throws: as ``value(forKey:)``.

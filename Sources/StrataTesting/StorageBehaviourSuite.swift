@@ -137,7 +137,7 @@ public struct StorageBehaviourSuite<S: Storage>: Sendable where S.Key: Hashable,
             Check(name: "concurrent updates are not lost", body: concurrentUpdatesAreNotLost),
             Check(name: "keys() lists exactly the stored keys", body: keysListsExactlyTheStoredKeys),
             Check(name: "removeAll empties the storage", body: removeAllEmptiesTheStorage),
-            Check(name: "a time to live is reported by lifetime", body: timeToLiveIsReported),
+            Check(name: "a time to live is reported by lifetime and valueWithLifetime", body: timeToLiveIsReported),
             Check(name: "a time to live of zero removes", body: timeToLiveOfZeroRemoves),
             Check(name: "update with a time to live sets the lifetime", body: updateWithTimeToLiveSetsIt),
             Check(name: "update without a time to live keeps the lifetime", body: updateKeepsTheLifetime),
@@ -322,10 +322,17 @@ public struct StorageBehaviourSuite<S: Storage>: Sendable where S.Key: Hashable,
             throw Mismatch(expected: "no lifetime for an absent key", seen: "\(lifetime)")
         }
 
+        if let found = try await storage.valueWithLifetime(forKey: keys[0]) {
+            throw Mismatch(expected: "no value and lifetime for an absent key", seen: describe(found.value))
+        }
+
         try await storage.set(values[0], forKey: keys[0], timeToLive: .seconds(3600))
 
         try expect(await storage.value(forKey: keys[0]), toBe: values[0], forKey: keys[0])
         try expect(lifetime: await storage.lifetime(forKey: keys[0]), near: .seconds(3600))
+        let both = try await storage.valueWithLifetime(forKey: keys[0])
+        try expect(both?.value, toBe: values[0], forKey: keys[0])
+        try expect(lifetime: both?.lifetime, near: .seconds(3600))
     }
 
     private func timeToLiveOfZeroRemoves(_ storage: S) async throws {

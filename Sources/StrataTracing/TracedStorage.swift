@@ -132,6 +132,18 @@ extension TracedStorage: LifetimeStorage where Base: LifetimeStorage {
         }
     }
 
+    /// The value for `key` and its lifetime, in a `get` span whose `strata.hit` says whether
+    /// there was one.
+    public func valueWithLifetime(forKey key: Key) async throws(StorageError) -> (value: Value, lifetime: Lifetime)? {
+        let hitOrMiss: ((value: Value, lifetime: Lifetime)?, any Span) -> Void = { found, span in
+            span.attributes["strata.hit"] = found != nil
+        }
+        return try await traced("get", describe: hitOrMiss) {
+            () async throws(StorageError) -> (value: Value, lifetime: Lifetime)? in
+            try await base.valueWithLifetime(forKey: key)
+        }
+    }
+
     /// Updates the value for `key` giving it a time to live, in an `update` span.
     public func update<Result>(
         forKey key: Key,

@@ -186,6 +186,15 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         return Lifetime(expiry: expiry, now: now)
     }
 
+    /// The live value for `key` and how long it has left, read together, or `nil`. Does not
+    /// count as a use.
+    public func valueWithLifetime(forKey key: Key) -> (value: Value, lifetime: Lifetime)? {
+        let now = now()
+        let (value, _, expiry) = cache.versionedValue(forKey: key, now: now)
+        guard let value, let lifetime = Lifetime(expiry: expiry, now: now) else { return nil }
+        return (value, lifetime)
+    }
+
     /// Every key with a live value, in no particular order.
     public func keys() -> [Key] {
         cache.liveKeys(now: now())
