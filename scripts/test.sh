@@ -2,7 +2,8 @@
 # Runs every check Strata's CI runs, on a fresh machine or a developer's:
 #   1. builds everything (library, tools, tests) and fails on any compiler warning in our code;
 #   2. runs the whole test suite, every suite in one `swift test`;
-#   3. runs the concurrency stress tests again under ThreadSanitizer, failing on any report;
+#   3. runs the concurrency stress tests (and the lifecycle and tracing suites) again under
+#      ThreadSanitizer, failing on any report;
 #   4. builds the documentation of every documented module, failing on any DocC warning;
 #   5. checks formatting with swift format.
 # The PostgreSQL tests use the server STRATA_POSTGRES_URL names; when it is unset, this script
@@ -73,11 +74,12 @@ fi
 if [ "$skip_tsan" = 0 ]; then
     step "Running the stress tests under ThreadSanitizer"
     # halt_on_error stops the process at the first report; the grep catches a report even if
-    # the runner still prints that the tests passed. The framework adapters (the default traits)
-    # hold no stress tests, so this build leaves Hummingbird and Vapor out.
+    # the runner still prints that the tests passed. The graceful shutdowns and the spans, with
+    # their concurrent writers and nested tasks, run here too. The framework adapters (the default
+    # traits) hold no stress tests, so this build leaves Hummingbird and Vapor out.
     set +e
     TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
-        timeout --kill-after=30 2400 swift test --sanitize=thread --scratch-path .build-tsan --disable-default-traits --filter "StressTests|MemoryStorageConcurrencyTests" 2>&1 | tee "$log_dir/tsan.log"
+        timeout --kill-after=30 2400 swift test --sanitize=thread --scratch-path .build-tsan --disable-default-traits --filter "StressTests|MemoryStorageConcurrencyTests|ServiceLifecycleTests|TracingTests" 2>&1 | tee "$log_dir/tsan.log"
     status=${PIPESTATUS[0]}
     set -e
     if grep -q 'WARNING: ThreadSanitizer' "$log_dir/tsan.log"; then
