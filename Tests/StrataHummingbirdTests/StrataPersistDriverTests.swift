@@ -281,6 +281,7 @@ import Testing
             // Writes one value after another until one fails: the server stops under it.
             router.post("/bulk") { _, _ -> String in
                 for index in 0..<1_000_000 {
+                    try Task.checkCancellation()
                     try await persist.set(key: "bulk-\(index)", value: index)
                 }
                 return "all written"

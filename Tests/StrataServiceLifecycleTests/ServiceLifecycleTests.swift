@@ -60,8 +60,12 @@ import Testing
                         return errors
                     }
                 }
-                // Shut down while every writer has writes in flight.
-                while acknowledged.all.count < 200 { try await Task.sleep(for: .milliseconds(5)) }
+                // Shut down while every writer has writes in flight (or after 30 s, if writes
+                // fail: the expectations below then say so instead of the test hanging).
+                let deadline = ContinuousClock.now + .seconds(30)
+                while acknowledged.all.count < 200, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
                 trigger.triggerGracefulShutdown()
                 return try await group.reduce(into: [StorageError]()) { $0 += $1 }
             }
