@@ -113,6 +113,28 @@ import Testing
         }
     }
 
+    @Test(arguments: ["", "Users", "users; DROP TABLE x", String(repeating: "t", count: 49)])
+    func aStorageOverTheAppsClientRefusesAnUnusableTableAtOnce(table: String) throws {
+        let client = PostgresClient(
+            configuration: try PostgresStorage.configuration(from: "postgres://a@127.0.0.1:1/b")
+        )
+        let error = #expect(throws: StorageError.self) {
+            try PostgresStorage(client: client, options: .init(table: table))
+        }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.message.contains("table name") == true)
+    }
+
+    @Test func aStorageOverTheAppsClientRefusesATimeToLiveThatHasRunOut() throws {
+        let client = PostgresClient(
+            configuration: try PostgresStorage.configuration(from: "postgres://a@127.0.0.1:1/b")
+        )
+        let error = #expect(throws: StorageError.self) {
+            try PostgresStorage(client: client, options: .init(table: "sessions", timeToLive: .seconds(-1)))
+        }
+        #expect(error?.code == .invalidConfiguration)
+    }
+
     @Test func aTableThatIsMissingFailsTheFirstOperationAndTheNextTriesAgain() async throws {
         let configuration = try PostgresStorage.configuration(from: try Self.url())
         let client = PostgresClient(configuration: configuration)

@@ -1014,13 +1014,9 @@ public final class DiskStorage: Sendable {
         let wrote = try stripe(for: digest).withLock { () throws(StorageError) -> Bool in
             let current = try find(key, digest: digest, stripeHeld: true)
             guard current?.header == before?.header else { return false }
-            if let timeToLive = read.timeToLive, timeToLive <= .zero, value != nil {
-                // A time to live that has run out writes nothing: the key is removed instead.
-                if let current {
-                    try removeFile(relativePath: current.relativePath, digest: digest, key: key)
-                    forget(key, countingMiss: false)
-                }
-            } else if let value {
+            // A time to live that has run out writes nothing: the key is removed instead.
+            let value = read.timeToLive.map { $0 <= .zero } == true ? nil : value
+            if let value {
                 // A value that replaces a live one keeps its expiry unless the update gives one;
                 // a new one gets the update's time to live or the default.
                 let expiry =
