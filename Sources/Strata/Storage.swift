@@ -27,6 +27,16 @@ public protocol ReadableStorage<Key, Value>: KeyValueStorage {
     /// storage answers a hit with no suspension at each layer. The default answers
     /// ``ImmediateLookup/unavailable``: call ``value(forKey:)`` instead.
     func immediateValue(forKey key: Key) throws(StorageError) -> ImmediateLookup<Value>
+
+    /// Returns the values for `keys`, in the same order: `nil` where a key has no value.
+    ///
+    /// Storages that can read many values at once do it in one step: ``MemoryStorage`` under
+    /// one lock per shard, `SQLiteStorage` and `PostgresStorage` in one statement,
+    /// ``DiskStorage`` on several I/O threads at once. The default reads the keys one after
+    /// another. A key given twice is read once per position.
+    ///
+    /// - Throws: ``StorageError``, as ``value(forKey:)`` does; the first failure fails the call.
+    func values(forKeys keys: [Key]) async throws(StorageError) -> [Value?]
 }
 
 /// The answer to ``ReadableStorage/immediateValue(forKey:)``.
@@ -82,6 +92,18 @@ public protocol WritableStorage<Key, Value>: KeyValueStorage {
 
     /// Removes the value for `key`. Removing an absent key does nothing and does not throw.
     func removeValue(forKey key: Key) async throws(StorageError)
+
+    /// Stores every value in `entries` under its key, in order, so a key given twice keeps the
+    /// later value.
+    ///
+    /// Storages that can write many values at once do it in one step: ``MemoryStorage`` under
+    /// one lock, `SQLiteStorage` in one transaction, `PostgresStorage` in one statement,
+    /// ``DiskStorage`` on several I/O threads at once. The default writes the entries one after
+    /// another. Only the database storages write all or nothing; elsewhere a failure leaves the
+    /// entries written before it.
+    ///
+    /// - Throws: ``StorageError``, as ``set(_:forKey:)`` does; the first failure fails the call.
+    func setValues(_ entries: [(key: Key, value: Value)]) async throws(StorageError)
 }
 
 /// A storage that can be read and written by key. Safe to call from any task.

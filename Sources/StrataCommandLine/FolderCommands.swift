@@ -104,11 +104,11 @@ enum OpenedStore {
             return disk.entries().map { ($0.key, $0.size) }.sorted { $0.key < $1.key }
         case .sqlite(let database):
             let keys = try await database.keys()
-            let values = try await database.values(forKeys: keys)
+            let values = try await database.presentValues(forKeys: keys)
             return values.map { ($0.key, $0.value.count) }.sorted { $0.key < $1.key }
         case .postgres(let shared):
             let keys = try await shared.keys()
-            let values = try await shared.values(forKeys: keys)
+            let values = try await shared.presentValues(forKeys: keys)
             return values.map { ($0.key, $0.value.count) }.sorted { $0.key < $1.key }
         }
     }

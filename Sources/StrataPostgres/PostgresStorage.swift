@@ -626,13 +626,12 @@ public final class PostgresStorage: Sendable {
         return (value, lifetime)
     }
 
-    /// Returns the values of those `keys` that have one, in one query.
+    /// Returns the values for `keys`, in the same order, `nil` where a key has none, in one
+    /// query.
     ///
     /// - Throws: as ``value(forKey:)``.
-    public func values(forKeys keys: some Sequence<String>) async throws(StorageError) -> [String: Data] {
-        let keys = Array(keys)
+    public func values(forKeys keys: [String]) async throws(StorageError) -> [Data?] {
         let stored = keys.map { ByteBuffer(bytes: storedKey($0)) }
-        let original = Dictionary(zip(stored, keys), uniquingKeysWith: { first, _ in first })
         let now = now()
         let table = table
         let found = try await perform("cannot read \(keys.count) values", key: nil) { connection in
@@ -644,17 +643,19 @@ public final class PostgresStorage: Sendable {
                 """,
                 logger: Self.logger
             )
-            var found: [String: Data] = [:]
+            var found: [ByteBuffer: Data] = [:]
             for try await (key, value) in rows.decode((ByteBuffer, Data).self) {
-                if let key = original[key] { found[key] = value }
+                found[key] = value
             }
             return found
         }
+        let values = stored.map { found[$0] }
+        let hits = values.count(where: { $0 != nil })
         counters.withLock { counters in
-            counters.hits &+= UInt64(found.count)
-            counters.misses &+= UInt64(keys.count - found.count)
+            counters.hits &+= UInt64(hits)
+            counters.misses &+= UInt64(keys.count - hits)
         }
-        return found
+        return values
     }
 
     /// Returns every key with a value that has not expired, in no particular order.
@@ -778,6 +779,14 @@ public final class PostgresStorage: Sendable {
             )
         }
         counters.withLock { $0.writes &+= 1 }
+    }
+
+    /// Stores every value in `entries` with the storage's default lifetime, in one statement:
+    /// all are written or none. A key given twice keeps the later value.
+    ///
+    /// - Throws: as ``value(forKey:)``.
+    public func setValues(_ entries: [(key: String, value: Data)]) async throws(StorageError) {
+        try await setValues(Dictionary(entries, uniquingKeysWith: { _, later in later }), timeToLive: nil)
     }
 
     /// Stores every value in `values` in one statement: all are written or none.

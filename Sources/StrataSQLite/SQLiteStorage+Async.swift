@@ -14,9 +14,9 @@ extension SQLiteStorage: UpdatableStorage, LifetimeStorage, EnumerableStorage, C
         try await BlockingIOPool.shared.run { () throws(StorageError) in try self.value(forKey: key) }
     }
 
-    /// Returns the values of those `keys` that have one, in one read transaction on Strata's I/O
-    /// threads.
-    public func values(forKeys keys: [String]) async throws(StorageError) -> [String: Data] {
+    /// Returns the values for `keys`, in the same order, `nil` where a key has none, in one read
+    /// transaction on Strata's I/O threads.
+    public func values(forKeys keys: [String]) async throws(StorageError) -> [Data?] {
         try await BlockingIOPool.shared.run { () throws(StorageError) in try self.values(forKeys: keys) }
     }
 
@@ -53,6 +53,13 @@ extension SQLiteStorage: UpdatableStorage, LifetimeStorage, EnumerableStorage, C
         try await BlockingIOPool.shared.run { () throws(StorageError) in
             try self.setValues(values, timeToLive: timeToLive)
         }
+    }
+
+    /// Stores every value in `entries` with the storage's default lifetime, in one transaction
+    /// on Strata's I/O threads: all are written or none. A key given twice keeps the later value.
+    public func setValues(_ entries: [(key: String, value: Data)]) async throws(StorageError) {
+        let values = Dictionary(entries, uniquingKeysWith: { _, later in later })
+        try await setValues(values, timeToLive: nil)
     }
 
     /// Removes the value for `key`, on Strata's I/O threads.

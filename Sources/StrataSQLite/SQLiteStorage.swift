@@ -286,10 +286,11 @@ public final class SQLiteStorage: Sendable {
         .unavailable
     }
 
-    /// Returns the values of those `keys` that have one, in one read transaction.
+    /// Returns the values for `keys`, in the same order, `nil` where a key has none, in one read
+    /// transaction.
     ///
     /// - Throws: as `value(forKey:)`.
-    public func values(forKeys keys: some Sequence<String>) throws(StorageError) -> [String: Data] {
+    public func values(forKeys keys: [String]) throws(StorageError) -> [Data?] {
         let now = now()
         let keys = keys.map { (original: $0, normalized: normalizedKey($0)) }
         let rows: [(key: String, value: StoredValue, expiry: Double?, accessed: Double)?]
@@ -302,18 +303,24 @@ public final class SQLiteStorage: Sendable {
         } catch {
             throw mapError(error, key: nil, "cannot read \(keys.count) values")
         }
-        var found: [String: Data] = [:]
+        var found: [Data?] = []
+        found.reserveCapacity(rows.count)
+        var hits = 0
         var stale: [String] = []
         for row in rows {
-            guard let row, row.expiry.map({ $0 > now }) ?? true else { continue }
-            found[row.key] = try data(row.value, key: row.key)
+            guard let row, row.expiry.map({ $0 > now }) ?? true else {
+                found.append(nil)
+                continue
+            }
+            found.append(try data(row.value, key: row.key))
+            hits += 1
             if now - row.accessed > options.recencyResolution.timeInterval {
                 stale.append(normalizedKey(row.key))
             }
         }
         counters.withLock { counters in
-            counters.hits &+= UInt64(found.count)
-            counters.misses &+= UInt64(keys.count - found.count)
+            counters.hits &+= UInt64(hits)
+            counters.misses &+= UInt64(keys.count - hits)
         }
         if !stale.isEmpty {
             touch(stale, now: now)

@@ -89,6 +89,18 @@ extension TracedStorage: ReadableStorage where Base: ReadableStorage {
         }
         return answer
     }
+
+    /// The base's values for `keys`, in one `getMany` span that counts the keys
+    /// (`strata.keys`) and the hits among them (`strata.hits`).
+    public func values(forKeys keys: [Key]) async throws(StorageError) -> [Value?] {
+        let counts: ([Value?], any Span) -> Void = { values, span in
+            span.attributes["strata.keys"] = keys.count
+            span.attributes["strata.hits"] = values.count(where: { $0 != nil })
+        }
+        return try await traced("getMany", describe: counts) { () async throws(StorageError) -> [Value?] in
+            try await base.values(forKeys: keys)
+        }
+    }
 }
 
 extension TracedStorage: WritableStorage where Base: WritableStorage {
@@ -100,6 +112,15 @@ extension TracedStorage: WritableStorage where Base: WritableStorage {
     /// Removes the value for `key`, in a `remove` span.
     public func removeValue(forKey key: Key) async throws(StorageError) {
         try await traced("remove") { () async throws(StorageError) in try await base.removeValue(forKey: key) }
+    }
+
+    /// Stores every value in `entries` through the base's one call, in a `setMany` span that
+    /// counts the entries (`strata.keys`).
+    public func setValues(_ entries: [(key: Key, value: Value)]) async throws(StorageError) {
+        let count: (Void, any Span) -> Void = { _, span in span.attributes["strata.keys"] = entries.count }
+        try await traced("setMany", describe: count) { () async throws(StorageError) in
+            try await base.setValues(entries)
+        }
     }
 }
 

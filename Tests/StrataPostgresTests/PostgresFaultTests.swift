@@ -72,7 +72,7 @@ import Testing
             #expect(readError?.code == .io, "\(String(describing: readError))")
             #expect(reconnected == Data("value-0".utf8), "the storage reconnected after the restart")
             let keys = acknowledged.all
-            let stored = try await storage.values(forKeys: keys)
+            let stored = try await storage.presentValues(forKeys: keys)
             #expect(stored.count == keys.count, "every acknowledged write survived: \(stored.count) of \(keys.count)")
             for key in keys.prefix(10) + keys.suffix(10) {
                 #expect(stored[key] == Data("value-\(key.dropFirst(4))".utf8))

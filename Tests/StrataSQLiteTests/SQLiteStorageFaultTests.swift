@@ -66,7 +66,7 @@ import Testing
         }
         try other.close()
         #expect(value == Data("kept".utf8))
-        #expect(values == ["a": Data("kept".utf8), "b": Data("also".utf8)])
+        #expect(values == [Data("kept".utf8), Data("also".utf8)])
         #expect(try storage.statistics().recencyWriteFailures == 2)
     }
 

@@ -63,6 +63,46 @@ where Front.Key == Back.Key, Front.Value == Back.Value, Front.Key: Hashable {
         return found
     }
 
+    /// Returns the values for `keys`, in the same order: the front's, read in one call, and the
+    /// back's for the keys the front lacks, read in a second call and then stored in the front
+    /// with the same care as ``value(forKey:)``.
+    ///
+    /// A front that fails to read does not fail the call (it is reported): the back answers every
+    /// key. When the back fails, its error is thrown.
+    @inlinable
+    public func values(forKeys keys: [Key]) async throws(StorageError) -> [Value?] {
+        let tickets = keys.map { writes.beginRead(of: $0) }
+        var values: [Value?]
+        var frontFailure: StorageError?
+        do throws(StorageError) {
+            values = try await front.values(forKeys: keys)
+        } catch {
+            frontFailure = error
+            values = Array(repeating: nil, count: keys.count)
+        }
+        let missing = values.indices.filter { values[$0] == nil }
+        guard !missing.isEmpty else { return values }
+        let found: [Value?]
+        do throws(StorageError) {
+            found = try await back.values(forKeys: missing.map { keys[$0] })
+        } catch {
+            if let frontFailure { report(frontFailure) }
+            throw error
+        }
+        if let frontFailure { report(frontFailure) }
+        for (position, value) in zip(missing, found) {
+            guard let value else { continue }
+            values[position] = value
+            let key = keys[position]
+            await writes.backfill(since: tickets[position]) { () throws(StorageError) in
+                try await front.set(value, forKey: key)
+            } remove: {
+                try? await front.removeValue(forKey: key)
+            }
+        }
+        return values
+    }
+
     /// Removes `key` from the front after writes that may have left it stale; a front that
     /// cannot remove it keeps it until its own limits or lifetime drop it.
     @inlinable
@@ -87,6 +127,28 @@ where Front.Key == Back.Key, Front.Value == Back.Value, Front.Key: Hashable {
         } invalidate: {
             await invalidateFront(key)
         }
+    }
+
+    /// Stores every value in `entries` in the back in one call, then in the front in one call.
+    ///
+    /// When either call fails, every key of `entries` is removed from the front, so none can be
+    /// read stale, and the error is thrown.
+    @inlinable
+    public func setValues(_ entries: [(key: Key, value: Value)]) async throws(StorageError) {
+        let keys = entries.map(\.key)
+        let tickets = writes.beginWrite(ofKeys: keys)
+        var failure: StorageError?
+        do throws(StorageError) {
+            try await back.setValues(entries)
+            try await front.setValues(entries)
+        } catch {
+            failure = error
+        }
+        let overlapped = writes.endWrite(tickets)
+        for key in keys where failure != nil || overlapped.contains(writes.stripe(for: key)) {
+            await invalidateFront(key)
+        }
+        if let failure { throw failure }
     }
 
     /// Removes the value from the back, then from the front.

@@ -50,6 +50,15 @@ extension MappedKeysStorage: ReadableStorage where Base: ReadableStorage {
     public func immediateValue(forKey key: Key) throws(StorageError) -> ImmediateLookup<Value> {
         try base.immediateValue(forKey: baseKey(for: key))
     }
+
+    /// Returns the values for `keys`, in the same order, read from the base in one call.
+    @inlinable
+    public func values(forKeys keys: [Key]) async throws(StorageError) -> [Value?] {
+        var baseKeys: [Base.Key] = []
+        baseKeys.reserveCapacity(keys.count)
+        for key in keys { baseKeys.append(try baseKey(for: key)) }
+        return try await base.values(forKeys: baseKeys)
+    }
 }
 
 extension MappedKeysStorage: WritableStorage where Base: WritableStorage {
@@ -63,6 +72,15 @@ extension MappedKeysStorage: WritableStorage where Base: WritableStorage {
     @inlinable
     public func removeValue(forKey key: Key) async throws(StorageError) {
         try await base.removeValue(forKey: baseKey(for: key))
+    }
+
+    /// Stores every value in `entries`, in order, through one call to the base.
+    @inlinable
+    public func setValues(_ entries: [(key: Key, value: Value)]) async throws(StorageError) {
+        var converted: [(key: Base.Key, value: Value)] = []
+        converted.reserveCapacity(entries.count)
+        for entry in entries { converted.append((try baseKey(for: entry.key), entry.value)) }
+        try await base.setValues(converted)
     }
 }
 

@@ -76,6 +76,18 @@ extension MappedValuesStorage: ReadableStorage where Base: ReadableStorage {
     public func immediateValue(forKey key: Key) throws(StorageError) -> ImmediateLookup<Value> {
         try base.immediateValue(forKey: key).map { (stored) throws(StorageError) in try decode(stored, key: key) }
     }
+
+    /// Returns the values for `keys`, in the same order, read from the base in one call.
+    @inlinable
+    public func values(forKeys keys: [Key]) async throws(StorageError) -> [Value?] {
+        let stored = try await base.values(forKeys: keys)
+        var values: [Value?] = []
+        values.reserveCapacity(stored.count)
+        for (key, stored) in zip(keys, stored) {
+            values.append(try stored.map { (stored) throws(StorageError) in try decode(stored, key: key) })
+        }
+        return values
+    }
 }
 
 extension MappedValuesStorage: WritableStorage where Base: WritableStorage {
@@ -89,6 +101,16 @@ extension MappedValuesStorage: WritableStorage where Base: WritableStorage {
     @inlinable
     public func removeValue(forKey key: Key) async throws(StorageError) {
         try await base.removeValue(forKey: key)
+    }
+
+    /// Stores every value in `entries`, in order, through one call to the base; a value that
+    /// does not convert fails the call before anything is written.
+    @inlinable
+    public func setValues(_ entries: [(key: Key, value: Value)]) async throws(StorageError) {
+        var converted: [(key: Key, value: Base.Value)] = []
+        converted.reserveCapacity(entries.count)
+        for entry in entries { converted.append((entry.key, try encode(entry.value, key: entry.key))) }
+        try await base.setValues(converted)
     }
 }
 

@@ -12,6 +12,38 @@ extension DiskStorage: UpdatableStorage, LifetimeStorage, EnumerableStorage, Cle
         try await BlockingIOPool.shared.run { () throws(StorageError) in try self.value(forKey: key) }
     }
 
+    /// Returns the values for `keys`, in the same order, `nil` where a key has none; the files
+    /// are read on several of Strata's I/O threads at once.
+    ///
+    /// - Throws: What the synchronous `value(forKey:)` throws, for the first key that fails.
+    public func values(forKeys keys: [String]) async throws(StorageError) -> [Data?] {
+        try await BlockingIOPool.shared.map(keys.count) { (range) throws(StorageError) in
+            try keys[range].map { (key) throws(StorageError) in try self.value(forKey: key) }
+        }
+    }
+
+    /// Stores every value in `entries` under its key with the storage's default lifetime,
+    /// writing on several of Strata's I/O threads at once. A key given twice keeps the later
+    /// value. A failure leaves the values written before it.
+    ///
+    /// - Throws: What the synchronous `set(_:forKey:)` throws, for the first entry that fails.
+    public func setValues(_ entries: [(key: String, value: Data)]) async throws(StorageError) {
+        try await setValues(entries, timeToLive: nil)
+    }
+
+    /// ``setValues(_:)``, each value expiring after `timeToLive` (`nil` for the storage's
+    /// default).
+    public func setValues(_ entries: [(key: String, value: Data)], timeToLive: Duration?) async throws(StorageError) {
+        // The last value for each key, so that parallel writes cannot reorder two of one key.
+        var last: [String: Int] = [:]
+        for (position, entry) in entries.enumerated() { last[entry.key] = position }
+        let unique = entries.indices.filter { last[entries[$0].key] == $0 }.map { entries[$0] }
+        _ = try await BlockingIOPool.shared.map(unique.count) { (range) throws(StorageError) -> [Void] in
+            for entry in unique[range] { try self.set(entry.value, forKey: entry.key, timeToLive: timeToLive) }
+            return []
+        }
+    }
+
     /// Whether `key` has a live value, read on Strata's I/O threads.
     public func containsValue(forKey key: String) async throws(StorageError) -> Bool {
         try await BlockingIOPool.shared.run { () throws(StorageError) in try self.containsValue(forKey: key) }

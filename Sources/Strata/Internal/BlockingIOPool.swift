@@ -107,6 +107,38 @@ package final class BlockingIOPool: TaskExecutor, @unchecked Sendable {
         return try outcome.get()
     }
 
+    /// Runs `body` over `0..<count` split into consecutive ranges, one per pool thread (at most),
+    /// each range at least `minimumChunk` long, all at once on the pool's threads; returns the
+    /// ranges' results joined in order. The first range that throws (in order) fails the call,
+    /// after every range has finished.
+    package func map<Element: Sendable>(
+        _ count: Int,
+        minimumChunk: Int = 8,
+        _ body: @escaping @Sendable (Range<Int>) throws(StorageError) -> [Element]
+    ) async throws(StorageError) -> [Element] {
+        let chunks = min(maximumThreadCount, max(1, count / max(minimumChunk, 1)))
+        if chunks <= 1 {
+            return try await run { () throws(StorageError) in try body(0..<count) }
+        }
+        let size = (count + chunks - 1) / chunks
+        let parts = await withTaskGroup(of: (Int, Result<[Element], StorageError>).self) { group in
+            for chunk in 0..<chunks {
+                let range = chunk * size..<min(count, (chunk + 1) * size)
+                guard !range.isEmpty else { continue }
+                group.addTask(executorPreference: self) {
+                    (chunk, Result { () throws(StorageError) in try body(range) })
+                }
+            }
+            var parts = [Result<[Element], StorageError>](repeating: .success([]), count: chunks)
+            for await (chunk, part) in group { parts[chunk] = part }
+            return parts
+        }
+        var joined: [Element] = []
+        joined.reserveCapacity(count)
+        for part in parts { joined += try part.get() }
+        return joined
+    }
+
     /// The optimistic update of the storages whose files or rows change under other writers:
     /// `read` on the pool, `body` on the caller's executor with nothing held, then `commit` on
     /// the pool, which writes only if what `read` saw is still there and returns whether it

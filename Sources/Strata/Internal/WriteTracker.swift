@@ -37,6 +37,7 @@ final class WriteTracker: Sendable {
 
     /// The stripe `key` falls in: writes of keys in the same stripe keep each other's reads from
     /// filling the front.
+    @usableFromInline
     func stripe<Key: Hashable>(for key: Key) -> Int {
         Int(UInt(bitPattern: key.hashValue) % UInt(Self.stripeCount))
     }
@@ -78,6 +79,29 @@ final class WriteTracker: Sendable {
             stripes[ticket.stripe].writesInFlight -= 1
             return overlapped
         }
+    }
+
+    /// Records the start of one write of several keys: once per stripe they fall in, so keys of
+    /// one write never count as overlapping one another.
+    @usableFromInline
+    func beginWrite<Key: Hashable>(ofKeys keys: [Key]) -> [Ticket] {
+        let touched = Set(keys.map { stripe(for: $0) })
+        return stripes.withLock { stripes in
+            touched.map { stripe in
+                stripes[stripe].generation &+= 1
+                stripes[stripe].writesInFlight += 1
+                return Ticket(stripe: stripe, generation: stripes[stripe].generation)
+            }
+        }
+    }
+
+    /// Records the end of a write begun with ``beginWrite(ofKeys:)``; returns the stripes that
+    /// another write overlapped.
+    @usableFromInline
+    func endWrite(_ tickets: [Ticket]) -> Set<Int> {
+        var overlapped: Set<Int> = []
+        for ticket in tickets where endWrite(ticket) { overlapped.insert(ticket.stripe) }
+        return overlapped
     }
 
     /// Records the start of a write of every key (a clear).

@@ -159,6 +159,16 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         return cache.value(forKey: key, now: now)
     }
 
+    /// Returns the values for `keys`, in the same order, `nil` where a key has no live value;
+    /// each shard's lock is taken once for all of its keys. Each hit makes its entry the most
+    /// recently used, as ``value(forKey:)`` does.
+    public func values(forKeys keys: [Key]) -> [Value?] {
+        if let observer {
+            return observed(.get, observer) { cache.values(forKeys: keys, now: now) }
+        }
+        return cache.values(forKeys: keys, now: now)
+    }
+
     /// Answers from memory, always: ``ImmediateLookup/found(_:)`` or ``ImmediateLookup/absent``.
     @inlinable
     public func immediateValue(forKey key: Key) -> ImmediateLookup<Value> {
@@ -265,6 +275,44 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
                 now: { lifetime == nil ? now() : current },
                 removed: &removed
             )
+        }
+        cache.publish(removed)
+        _ = consume removed
+    }
+
+    /// Stores every value in `entries` under its key, in order, with the default time to live:
+    /// the eviction policy's lock is taken once for all of them.
+    public func setValues(_ entries: [(key: Key, value: Value)]) {
+        setValues(entries, timeToLive: nil)
+    }
+
+    /// Stores every value in `entries` under its key, in order, expiring after `timeToLive` (or
+    /// the default time to live when `nil`); the eviction policy's lock is taken once for all of
+    /// them. Each value is kept or evicted as ``set(_:forKey:timeToLive:)`` would keep it.
+    ///
+    /// A `timeToLive` of zero or less has already run out: nothing is stored, and the older
+    /// values for the keys are removed.
+    public func setValues(_ entries: [(key: Key, value: Value)], timeToLive: Duration?) {
+        if let timeToLive, timeToLive <= .zero {
+            for entry in entries { removeValue(forKey: entry.key) }
+            return
+        }
+        let costs = entries.map { cost($0.value) }
+        let lifetime = timeToLive ?? defaultTimeToLive
+        let current = lifetime == nil ? 0 : now()
+        let expiry = lifetime.map { current + $0.timeInterval } ?? .infinity
+        var removed = cache.makeRemoved()
+        let start = observer?.measuresTime == true ? ContinuousClock.now : nil
+        cache.setValues(
+            entries,
+            costs: costs,
+            expiry: expiry,
+            now: { lifetime == nil ? now() : current },
+            removed: &removed
+        )
+        if let observer {
+            publish()
+            if let start { observer.recordDuration(of: .set, since: start) }
         }
         cache.publish(removed)
         _ = consume removed

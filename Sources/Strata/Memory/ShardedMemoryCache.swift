@@ -143,6 +143,97 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
         return value
     }
 
+    /// Returns the live values for `keys`, in their order, counting a hit or a miss for each:
+    /// the keys are grouped by shard, and each shard's lock is taken once for all of its keys.
+    @inlinable
+    func values(forKeys keys: [Key], now: () -> Double) -> [Value?] {
+        let shardCount = mask &+ 1
+        var hashes: [Int] = []
+        hashes.reserveCapacity(keys.count)
+        // A counting sort of the positions by shard: `bounds[i]..<bounds[i + 1]` in `order` are
+        // the positions of shard `i`'s keys.
+        var bounds = [Int](repeating: 0, count: shardCount &+ 1)
+        for key in keys {
+            let hash = key.hashValue
+            hashes.append(hash)
+            bounds[shardIndex(ofHash: hash) &+ 1] &+= 1
+        }
+        for index in 0..<shardCount { bounds[index &+ 1] &+= bounds[index] }
+        var next = bounds
+        var order = [Int](repeating: 0, count: keys.count)
+        for position in keys.indices {
+            let index = shardIndex(ofHash: hashes[position])
+            order[next[index]] = position
+            next[index] &+= 1
+        }
+        var values = [Value?](repeating: nil, count: keys.count)
+        var expired: [(position: Int, version: UInt64)] = []
+        var drain = false
+        var time: Double?
+        for index in 0..<shardCount where bounds[index] < bounds[index &+ 1] {
+            withShard(index) { shard in
+                for position in order[bounds[index]..<bounds[index &+ 1]] {
+                    let hash = hashes[position]
+                    let access: PendingAccess
+                    if let entry = shard.entries[keys[position]] {
+                        if entry.expiry != .infinity {
+                            let current = time ?? now()
+                            time = current
+                            if entry.expiry <= current {
+                                shard.misses &+= 1
+                                expired.append((position, entry.version))
+                                continue
+                            }
+                        }
+                        shard.hits &+= 1
+                        access = PendingAccess(slot: entry.slot, hash: hash)
+                        values[position] = entry.value
+                    } else {
+                        shard.misses &+= 1
+                        access = PendingAccess(slot: -1, hash: hash)
+                    }
+                    switch shard.record(access) {
+                    case .buffered: break
+                    case .first: markPending(index)
+                    case .drainable: drain = true
+                    }
+                }
+            }
+        }
+        for (position, version) in expired {
+            removeExpired(forKey: keys[position], hash: hashes[position], version: version)
+        }
+        if drain { drainIfAvailable() }
+        return values
+    }
+
+    /// Stores every entry under the policy's lock, taken once, in order, evicting after each as
+    /// `set` does.
+    @inlinable
+    func setValues(
+        _ entries: [(key: Key, value: Value)],
+        costs: [Int],
+        expiry: Double,
+        now: () -> Double,
+        removed: inout Removed
+    ) {
+        policy.withLock { policy in
+            drainPending(&policy)
+            for (position, entry) in entries.enumerated() {
+                store(
+                    entry.value,
+                    forKey: entry.key,
+                    hash: entry.key.hashValue,
+                    cost: costs[position],
+                    expiry: expiry,
+                    now: now,
+                    in: &policy,
+                    removed: &removed
+                )
+            }
+        }
+    }
+
     /// Returns the live value, its version (0 when absent) and its expiry without counting a
     /// hit or a miss.
     func versionedValue(forKey key: Key, now: Double) -> (value: Value?, version: UInt64, expiry: Double) {

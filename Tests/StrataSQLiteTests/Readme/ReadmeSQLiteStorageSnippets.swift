@@ -19,14 +19,14 @@ enum ReadmeSQLite {
         )
         try store.set(data, forKey: "report")  // no await needed
         try store.setValues(["a": a, "b": b])  // one transaction
-        let found = try store.values(forKeys: ["a", "b", "missing"])  // ["a": a, "b": b]
+        let found = try store.values(forKeys: ["a", "b", "missing"])  // [a, b, nil]
         try store.update(forKey: "visits") { value in  // in one write transaction
             let visits = value.flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0
             value = Data("\(visits + 1)".utf8)
         }
         print(try store.statistics())  // count, bytes, hits, evictions…
         // README end
-        #expect(found == ["a": a, "b": b])
+        #expect(found == [a, b, nil])
         #expect(try store.value(forKey: "visits") == Data("1".utf8))
     }
 }
