@@ -130,6 +130,8 @@ public struct StorageBehaviourSuite<S: Storage>: Sendable where S.Key: Hashable,
             Check(name: "removeValue removes", body: removeValueRemoves),
             Check(name: "removing an absent key does not throw", body: removingAnAbsentKeyDoesNotThrow),
             Check(name: "keys are independent", body: keysAreIndependent),
+            Check(name: "values(forKeys:) reads what value(forKey:) reads, in order", body: bulkReadMatchesSingleReads),
+            Check(name: "setValues stores each value, the later of two for one key", body: bulkWriteStoresEachValue),
             Check(name: "update on an absent key sees nil", body: updateOnAnAbsentKeySeesNil),
             Check(name: "update sets the value", body: updateSetsTheValue),
             Check(name: "update to nil removes", body: updateToNilRemoves),
@@ -194,6 +196,36 @@ public struct StorageBehaviourSuite<S: Storage>: Sendable where S.Key: Hashable,
         try expect(await storage.value(forKey: keys[0]), toBe: values[0], forKey: keys[0])
         try expect(await storage.value(forKey: keys[1]), toBe: nil, forKey: keys[1])
         try expect(await storage.value(forKey: keys[2]), toBe: values[1], forKey: keys[2])
+    }
+
+    private func bulkReadMatchesSingleReads(_ storage: S) async throws {
+        try await storage.set(values[0], forKey: keys[0])
+        try await storage.set(values[2], forKey: keys[2])
+        let asked = [keys[2], keys[1], keys[0], keys[2]]
+
+        let seen = try await storage.values(forKeys: asked)
+        let expected = [values[2], nil, values[0], values[2]]
+        guard seen == expected else {
+            throw Mismatch(
+                expected: "values(forKeys:) of \(asked) to be \(expected.map(describe))",
+                seen: "\(seen.map(describe))"
+            )
+        }
+        let none = try await storage.values(forKeys: [])
+        guard none.isEmpty else {
+            throw Mismatch(expected: "values(forKeys: []) to be empty", seen: "\(none.map(describe))")
+        }
+    }
+
+    private func bulkWriteStoresEachValue(_ storage: S) async throws {
+        try await storage.set(values[2], forKey: keys[1])
+        try await storage.setValues([(keys[0], values[0]), (keys[1], values[1]), (keys[0], values[2])])
+
+        try expect(await storage.value(forKey: keys[0]), toBe: values[2], forKey: keys[0])
+        try expect(await storage.value(forKey: keys[1]), toBe: values[1], forKey: keys[1])
+        try expect(await storage.value(forKey: keys[2]), toBe: nil, forKey: keys[2])
+        try await storage.setValues([])
+        try expect(await storage.value(forKey: keys[1]), toBe: values[1], forKey: keys[1])
     }
 
     private func updateOnAnAbsentKeySeesNil(_ storage: S) async throws {

@@ -163,6 +163,16 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
     /// each shard's lock is taken once for all of its keys. Each hit makes its entry the most
     /// recently used, as ``value(forKey:)`` does.
     public func values(forKeys keys: [Key]) -> [Value?] {
+        readValues(forKeys: keys)
+    }
+
+    /// ``values(forKeys:)``, for async callers: the same one step, without suspending. It never
+    /// throws; the protocol's signature does.
+    public func values(forKeys keys: [Key]) async throws(StorageError) -> [Value?] {
+        readValues(forKeys: keys)
+    }
+
+    func readValues(forKeys keys: [Key]) -> [Value?] {
         if let observer {
             return observed(.get, observer) { cache.values(forKeys: keys, now: now) }
         }
@@ -283,6 +293,12 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
     /// Stores every value in `entries` under its key, in order, with the default time to live:
     /// the eviction policy's lock is taken once for all of them.
     public func setValues(_ entries: [(key: Key, value: Value)]) {
+        setValues(entries, timeToLive: nil)
+    }
+
+    /// ``setValues(_:)``, for async callers: the same one step, without suspending. It never
+    /// throws; the protocol's signature does.
+    public func setValues(_ entries: [(key: Key, value: Value)]) async throws(StorageError) {
         setValues(entries, timeToLive: nil)
     }
 
