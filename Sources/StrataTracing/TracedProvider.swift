@@ -52,6 +52,14 @@ public struct TracedProvider<Base: AsyncProvider>: AsyncProvider {
         }
         return answer
     }
+
+    /// The values for `ids`, from one call to the base, in one `fetch` span that counts the IDs
+    /// (`strata.ids`).
+    public func values(for ids: [ID]) async throws(StorageError) -> [Value] {
+        let span = startSpan("fetch \(name)", tracer: tracer, attributes: ["strata.provider": name])
+        span.attributes["strata.ids"] = ids.count
+        return try await withSpan(span) { () async throws(StorageError) -> [Value] in try await base.values(for: ids) }
+    }
 }
 
 extension AsyncProvider {

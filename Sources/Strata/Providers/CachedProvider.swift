@@ -57,6 +57,64 @@ public struct CachedProvider<Base: AsyncProvider, Cache: Storage>: AsyncProvider
         return try await fetchAndStore(id)
     }
 
+    /// Returns the values for `ids`, in the same order: the cache is read for all of them in
+    /// one call, the base is asked in one call for those it lacks (or cannot read), and their
+    /// values are stored in one call. Cache failures are reported, as for ``value(for:)``.
+    @inlinable
+    public func values(for ids: [ID]) async throws(StorageError) -> [Value] {
+        var found = [Value?](repeating: nil, count: ids.count)
+        do {
+            let stored = try await cache.values(forKeys: ids)
+            for (position, stored) in zip(ids.indices, stored) {
+                if let stored { found[position] = readable(stored, for: ids[position]) }
+            }
+        } catch {
+            report(error)
+        }
+        let missing = found.indices.filter { found[$0] == nil }
+        guard !missing.isEmpty else { return found.compactMap { $0 } }
+        let fetched = try await base.values(for: missing.map { ids[$0] })
+        guard fetched.count == missing.count else {
+            throw StorageError(
+                .sourceFailed,
+                storage: "CachedProvider",
+                message: "the provider below returned \(fetched.count) values for \(missing.count) IDs"
+            )
+        }
+        var entries: [(key: ID, value: Cache.Value)] = []
+        entries.reserveCapacity(missing.count)
+        for (position, value) in zip(missing, fetched) {
+            found[position] = value
+            do {
+                entries.append((ids[position], try toStorage(value, ids[position])))
+            } catch {
+                report(
+                    StorageError.wrapping(
+                        error,
+                        as: .encodingFailed,
+                        key: ids[position],
+                        storage: "CachedProvider",
+                        message: "the value was fetched but could not be cached"
+                    )
+                )
+            }
+        }
+        do {
+            try await cache.setValues(entries)
+        } catch {
+            report(
+                StorageError.wrapping(
+                    error,
+                    as: .encodingFailed,
+                    key: nil,
+                    storage: "CachedProvider",
+                    message: "\(entries.count) values were fetched but could not be cached"
+                )
+            )
+        }
+        return found.compactMap { $0 }
+    }
+
     /// Answers from the cache when it holds the ID in memory; anything else (a miss, a value
     /// that does not convert, a failing cache) is left to ``value(for:)``, which reports it.
     @inlinable

@@ -4,9 +4,25 @@ import Synchronization
 /// The state of a ``CoordinatedProvider``: one fetch per ID and the requests waiting for it.
 /// A pure value; the provider keeps it behind a lock and acts on its decisions after unlocking.
 @usableFromInline
-struct CoordinationState<ID: Hashable & Sendable, Value>: Sendable {
+struct CoordinationState<ID: Hashable & Sendable, Value: Sendable>: Sendable {
     @usableFromInline
     typealias Continuation = CheckedContinuation<Value, any Error>
+
+    /// Who waits for a fetch: one request for one ID, or one position of a request for many.
+    @usableFromInline
+    enum Waiting: Sendable {
+        case single(Continuation)
+        case batch(BatchCollector<Value>, position: Int)
+
+        /// Hands the fetch's result to the waiter.
+        @usableFromInline
+        func resume(with result: Result<Value, any Error>) {
+            switch self {
+            case .single(let continuation): continuation.resume(with: result)
+            case .batch(let collector, let position): collector.deliver(result, at: position)
+            }
+        }
+    }
 
     @usableFromInline
     struct Fetch: Sendable {
@@ -17,29 +33,33 @@ struct CoordinationState<ID: Hashable & Sendable, Value>: Sendable {
         /// order (a dictionary's) costs the Swift runtime a walk of the group's children per
         /// request, quadratic in the number of waiters (about 28 µs per waiter at 10,000 waiters in
         /// strata-bench).
-        @usableFromInline private(set) var continuations: [Continuation?] = []
+        @usableFromInline private(set) var continuations: [Waiting?] = []
         /// Where each waiting waiter's continuation is in `continuations`.
         @usableFromInline var slots: [UInt64: Int] = [:]
         @usableFromInline var task: Task<Void, Never>?
         /// Tells this fetch from a later one for the same ID, so a task attaches only to its own.
         @usableFromInline let serial: UInt64
+        /// Whether one source call fetches this ID with others (see `batches`); its task is then
+        /// the batch's.
+        @usableFromInline let inBatch: Bool
 
         /// The number of waiters still waiting.
         @inlinable var waiterCount: Int { slots.count }
 
-        @inlinable init(serial: UInt64) {
+        @inlinable init(serial: UInt64, inBatch: Bool = false) {
             self.serial = serial
+            self.inBatch = inBatch
         }
 
         @inlinable
-        mutating func add(_ waiter: UInt64, _ continuation: Continuation) {
+        mutating func add(_ waiter: UInt64, _ continuation: Waiting) {
             slots[waiter] = continuations.count
             continuations.append(continuation)
         }
 
         /// Removes `waiter` and returns its continuation, or `nil` if it is not waiting here.
         @inlinable
-        mutating func remove(_ waiter: UInt64) -> Continuation? {
+        mutating func remove(_ waiter: UInt64) -> Waiting? {
             guard let slot = slots.removeValue(forKey: waiter) else { return nil }
             defer { continuations[slot] = nil }
             return continuations[slot]
@@ -47,6 +67,9 @@ struct CoordinationState<ID: Hashable & Sendable, Value>: Sendable {
     }
 
     @usableFromInline private(set) var fetches: [ID: Fetch] = [:]
+    /// The fetches of many IDs in one source call, by serial: the call's task and how many of
+    /// its IDs still have a waiter. The task is cancelled only when none has.
+    @usableFromInline var batches: [UInt64: (task: Task<Void, Never>?, waited: Int)] = [:]
     @usableFromInline var nextSerial: UInt64 = 0
     /// Waiters whose cancellation found them in no fetch: either not registered yet (they will see
     /// the mark when they register) or already resumed (they remove the mark on their way out).
@@ -68,14 +91,51 @@ struct CoordinationState<ID: Hashable & Sendable, Value>: Sendable {
     mutating func register(_ waiter: UInt64, for id: ID, continuation: Continuation) -> Registration {
         if !cancelledEarly.isEmpty, cancelledEarly.remove(waiter) != nil { return .cancelled }
         if fetches[id] != nil {
-            fetches[id]?.add(waiter, continuation)
+            fetches[id]?.add(waiter, .single(continuation))
             return .joined
         }
         nextSerial &+= 1
         var fetch = Fetch(serial: nextSerial)
-        fetch.add(waiter, continuation)
+        fetch.add(waiter, .single(continuation))
         fetches[id] = fetch
         return .startFetch(serial: nextSerial)
+    }
+
+    @usableFromInline
+    enum BatchRegistration {
+        /// Fetch `claimed` (those of the IDs no fetch was running for) in one call with this
+        /// serial; `joined` IDs were already being fetched.
+        case startFetch(claimed: [ID], serial: UInt64, joined: Int)
+        /// The waiter was cancelled before it registered: fail it with cancellation now.
+        case cancelled
+    }
+
+    /// Registers one waiter for every ID of `ids` (distinct), position by position in
+    /// `collector`: it joins the fetches already running and claims the rest for one new fetch.
+    @inlinable
+    mutating func register(_ waiter: UInt64, for ids: [ID], collector: BatchCollector<Value>) -> BatchRegistration {
+        if !cancelledEarly.isEmpty, cancelledEarly.remove(waiter) != nil { return .cancelled }
+        nextSerial &+= 1
+        let serial = nextSerial
+        var claimed: [ID] = []
+        for (position, id) in ids.enumerated() {
+            if fetches[id] == nil {
+                fetches[id] = Fetch(serial: serial, inBatch: true)
+                claimed.append(id)
+            }
+            fetches[id]?.add(waiter, .batch(collector, position: position))
+        }
+        if !claimed.isEmpty { batches[serial] = (nil, claimed.count) }
+        return .startFetch(claimed: claimed, serial: serial, joined: ids.count - claimed.count)
+    }
+
+    /// Records the task of the batch fetch `serial`. Returns `false` if none of its IDs has a
+    /// waiter any more: the caller then cancels the task.
+    @inlinable
+    mutating func attach(_ task: Task<Void, Never>, toBatch serial: UInt64) -> Bool {
+        guard batches[serial] != nil else { return false }
+        batches[serial]?.task = task
+        return true
     }
 
     /// Records the task of fetch `serial` for `id`. Returns `false` if that fetch is gone (every
@@ -90,10 +150,10 @@ struct CoordinationState<ID: Hashable & Sendable, Value>: Sendable {
 
     @usableFromInline
     struct Departure {
-        @usableFromInline var continuation: Continuation?
-        @usableFromInline var taskToCancel: Task<Void, Never>?
+        @usableFromInline var continuation: Waiting?
+        @usableFromInline var tasksToCancel: [Task<Void, Never>] = []
 
-        @inlinable init(continuation: Continuation? = nil) {
+        @inlinable init(continuation: Waiting? = nil) {
             self.continuation = continuation
         }
     }
@@ -106,10 +166,39 @@ struct CoordinationState<ID: Hashable & Sendable, Value>: Sendable {
             return Departure()
         }
         var departure = Departure(continuation: continuation)
-        if fetches[id]?.waiterCount == 0 {
-            departure.taskToCancel = fetches.removeValue(forKey: id)?.task
-        }
+        if let task = leaveIfUnwaited(id) { departure.tasksToCancel.append(task) }
         return departure
+    }
+
+    /// A waiter for many IDs was cancelled: it leaves each of their fetches; each fetch, or
+    /// batch of fetches, that no one waits for any more is cancelled.
+    @inlinable
+    mutating func cancel(_ waiter: UInt64, forAll ids: [ID]) -> [Task<Void, Never>] {
+        var tasks: [Task<Void, Never>] = []
+        var found = false
+        for id in ids where fetches[id]?.remove(waiter) != nil {
+            found = true
+            if let task = leaveIfUnwaited(id) { tasks.append(task) }
+        }
+        if !found { cancelledEarly.insert(waiter) }
+        return tasks
+    }
+
+    /// Forgets the fetch of `id` if no one waits for it, and returns the task to cancel: its
+    /// own, or its batch's once none of the batch's IDs is waited for.
+    @inlinable
+    mutating func leaveIfUnwaited(_ id: ID) -> Task<Void, Never>? {
+        guard let fetch = fetches[id], fetch.waiterCount == 0 else { return nil }
+        fetches[id] = nil
+        guard fetch.inBatch else { return fetch.task }
+        guard var batch = batches[fetch.serial] else { return nil }
+        batch.waited -= 1
+        if batch.waited > 0 {
+            batches[fetch.serial] = batch
+            return nil
+        }
+        batches[fetch.serial] = nil
+        return batch.task
     }
 
     /// A request is leaving after its task was cancelled: forgets any mark its cancellation left.
@@ -118,11 +207,84 @@ struct CoordinationState<ID: Hashable & Sendable, Value>: Sendable {
         cancelledEarly.remove(waiter)
     }
 
-    /// The fetch for `id` finished: returns every waiter to resume, in the order they arrived.
+    /// The fetch `serial` for `id` finished: returns every waiter to resume, in the order they
+    /// arrived. A newer fetch of the ID (started after every waiter of this one left) is left
+    /// alone.
     @inlinable
-    mutating func finish(_ id: ID) -> [Continuation] {
-        guard let fetch = fetches.removeValue(forKey: id) else { return [] }
+    mutating func finish(_ id: ID, serial: UInt64) -> [Waiting] {
+        guard fetches[id]?.serial == serial, let fetch = fetches.removeValue(forKey: id) else { return [] }
         return fetch.continuations.compactMap { $0 }
+    }
+
+    /// The batch fetch `serial` finished: returns the waiters of each of `ids`, in its order.
+    @inlinable
+    mutating func finishBatch(_ ids: [ID], serial: UInt64) -> [[Waiting]] {
+        batches[serial] = nil
+        return ids.map { finish($0, serial: serial) }
+    }
+}
+
+/// Collects the values of one request for many IDs as their fetches finish, and resumes the
+/// request once: with every value, or with the first failure.
+@usableFromInline
+final class BatchCollector<Value: Sendable>: Sendable {
+    @usableFromInline
+    struct State: Sendable {
+        var values: [Value?]
+        var remaining: Int
+        var continuation: CheckedContinuation<[Value], any Error>?
+        /// How the request ends, once it is known; kept until the continuation is there.
+        var outcome: Result<[Value], any Error>?
+    }
+
+    @usableFromInline let state: LockedState<State>
+
+    @usableFromInline
+    init(count: Int) {
+        state = LockedState(State(values: Array(repeating: nil, count: count), remaining: count))
+    }
+
+    /// Gives the collector the request's continuation; resumes it at once if the request has
+    /// already ended (a cancellation that came first).
+    @usableFromInline
+    func wait(with continuation: CheckedContinuation<[Value], any Error>) {
+        let outcome: Result<[Value], any Error>? = state.withLock { state in
+            if let outcome = state.outcome { return outcome }
+            state.continuation = continuation
+            return nil
+        }
+        if let outcome { continuation.resume(with: outcome) }
+    }
+
+    /// Records the result for `position`; the last value, or a failure, ends the request.
+    @usableFromInline
+    func deliver(_ result: Result<Value, any Error>, at position: Int) {
+        switch result {
+        case .failure(let error):
+            end(with: .failure(error))
+        case .success(let value):
+            let values: [Value]? = state.withLock { state in
+                guard state.outcome == nil, state.values[position] == nil else { return nil }
+                state.values[position] = value
+                state.remaining -= 1
+                guard state.remaining == 0 else { return nil }
+                return state.values.compactMap { $0 }
+            }
+            if let values { end(with: .success(values)) }
+        }
+    }
+
+    /// Ends the request with `outcome` unless it has ended: resumes it, or keeps the outcome for
+    /// ``wait(with:)``.
+    @usableFromInline
+    func end(with outcome: Result<[Value], any Error>) {
+        let continuation: CheckedContinuation<[Value], any Error>? = state.withLock { state in
+            guard state.outcome == nil else { return nil }
+            state.outcome = outcome
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume(with: outcome)
     }
 }
 
@@ -210,8 +372,8 @@ public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Send
                 }
             } onCancel: {
                 let departure = state.withLock { $0.cancel(waiter, for: id) }
-                departure.continuation?.resume(throwing: CancellationError())
-                departure.taskToCancel?.cancel()
+                departure.continuation?.resume(with: .failure(CancellationError()))
+                for task in departure.tasksToCancel { task.cancel() }
             }
         } catch {
             throw StorageError.wrapping(
@@ -221,6 +383,110 @@ public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Send
                 storage: "CoordinatedProvider",
                 message: "the fetch failed"
             )
+        }
+    }
+
+    /// Returns the values for `ids`, in the same order.
+    ///
+    /// Values the provider below can give at once are taken at once. Each other ID joins the
+    /// fetch already running for it, if any (a single request's or another batch's); the rest
+    /// are fetched together, in one call to the provider below, which requests for any of them
+    /// made meanwhile join. A failure of any fetch fails the whole request. A cancelled request
+    /// returns ``StorageError/Code/cancelled`` at once; the batch's call is cancelled when no
+    /// request waits for any of its IDs.
+    public func values(for ids: [ID]) async throws(StorageError) -> [Value] {
+        var found = [Value?](repeating: nil, count: ids.count)
+        var positions: [ID: [Int]] = [:]
+        var pending: [ID] = []
+        for (position, id) in ids.enumerated() {
+            if case .found(let value) = try base.immediateValue(for: id) {
+                found[position] = value
+                continue
+            }
+            if positions[id] == nil { pending.append(id) }
+            positions[id, default: []].append(position)
+        }
+        if !pending.isEmpty {
+            let fetched = try await coordinatedValues(for: pending)
+            for (id, value) in zip(pending, fetched) {
+                for position in positions[id] ?? [] { found[position] = value }
+            }
+        }
+        return found.compactMap { $0 }
+    }
+
+    /// Joins or starts the fetches of `ids` (distinct).
+    func coordinatedValues(for ids: [ID]) async throws(StorageError) -> [Value] {
+        let waiter = makeWaiterID()
+        let collector = BatchCollector<Value>(count: ids.count)
+        defer {
+            if Task.isCancelled {
+                state.withLock { $0.forgetCancellation(of: waiter) }
+            }
+        }
+        do {
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[Value], any Error>) in
+                    collector.wait(with: continuation)
+                    switch state.withLock({ $0.register(waiter, for: ids, collector: collector) }) {
+                    case .startFetch(let claimed, let serial, let joined):
+                        for _ in 0..<joined { observer?.recordCoalescedWaiter() }
+                        if !claimed.isEmpty { startBatchFetch(for: claimed, serial: serial) }
+                    case .cancelled:
+                        collector.end(with: .failure(CancellationError()))
+                    }
+                }
+            } onCancel: {
+                let tasks = state.withLock { $0.cancel(waiter, forAll: ids) }
+                collector.end(with: .failure(CancellationError()))
+                for task in tasks { task.cancel() }
+            }
+        } catch {
+            throw StorageError.wrapping(
+                error,
+                as: .sourceFailed,
+                key: nil,
+                storage: "CoordinatedProvider",
+                message: "the fetch of \(ids.count) IDs failed"
+            )
+        }
+    }
+
+    func startBatchFetch(for ids: [ID], serial: UInt64) {
+        observer?.recordSourceCall()
+        let task = Task { [base, state, observer] in
+            var result: Result<[Value], StorageError>
+            do throws(StorageError) {
+                result = .success(try await base.values(for: ids))
+            } catch {
+                result = .failure(error)
+            }
+            if case .success(let values) = result, values.count != ids.count {
+                result = .failure(
+                    StorageError(
+                        .sourceFailed,
+                        storage: "CoordinatedProvider",
+                        message: "the provider below returned \(values.count) values for \(ids.count) IDs"
+                    )
+                )
+            }
+            let waiters = state.withLock { $0.finishBatch(ids, serial: serial) }
+            if case .failure(let error) = result, error.code != .cancelled {
+                observer?.log(
+                    .info,
+                    "CoordinatedProvider: a fetch of many IDs failed for every request waiting on it",
+                    reason: "\(error.code): \(error.message)",
+                    key: nil,
+                    metadata: ["ids": "\(ids.count)"]
+                )
+            }
+            for (index, waiting) in waiters.enumerated() {
+                let shared = result.map { $0[index] }.mapError { $0 as any Error }
+                for waiter in waiting { waiter.resume(with: shared) }
+            }
+        }
+        if !state.withLock({ $0.attach(task, toBatch: serial) }) {
+            task.cancel()
         }
     }
 
@@ -241,7 +507,7 @@ public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Send
             } catch {
                 result = .failure(error)
             }
-            let waiters = state.withLock { $0.finish(id) }
+            let waiters = state.withLock { $0.finish(id, serial: serial) }
             if case .failure(let error) = result, error.code != .cancelled {
                 observer?.log(
                     .info,

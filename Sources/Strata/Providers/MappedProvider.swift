@@ -38,6 +38,27 @@ public struct MappedIDProvider<Base: AsyncProvider, ID: Sendable>: AsyncProvider
         guard let baseID = try? transform(id) else { return .unavailable }
         return try base.immediateValue(for: baseID)
     }
+
+    /// Converts every ID, then asks the base for all of them in one call.
+    @inlinable
+    public func values(for ids: [ID]) async throws(StorageError) -> [Value] {
+        var baseIDs: [Base.ID] = []
+        baseIDs.reserveCapacity(ids.count)
+        for id in ids {
+            do {
+                baseIDs.append(try transform(id))
+            } catch {
+                throw StorageError.wrapping(
+                    error,
+                    as: .invalidKey,
+                    key: id,
+                    storage: "MappedIDProvider",
+                    message: "the ID could not be converted: \(error)"
+                )
+            }
+        }
+        return try await base.values(for: baseIDs)
+    }
 }
 
 /// A provider whose values are converted, given their ID, on the way out of its base.
@@ -82,6 +103,28 @@ public struct MappedValueProvider<Base: AsyncProvider, Value: Sendable>: AsyncPr
             let converted = try? transform(value, id)
         else { return .unavailable }
         return .found(converted)
+    }
+
+    /// Asks the base for every ID in one call, then converts each value.
+    @inlinable
+    public func values(for ids: [ID]) async throws(StorageError) -> [Value] {
+        let values = try await base.values(for: ids)
+        var converted: [Value] = []
+        converted.reserveCapacity(values.count)
+        for (id, value) in zip(ids, values) {
+            do {
+                converted.append(try transform(value, id))
+            } catch {
+                throw StorageError.wrapping(
+                    error,
+                    as: .decodingFailed,
+                    key: id,
+                    storage: "MappedValueProvider",
+                    message: "the value could not be converted: \(error)"
+                )
+            }
+        }
+        return converted
     }
 }
 

@@ -33,6 +33,17 @@ public protocol AsyncProvider<ID, Value>: Sendable {
     /// ``ImmediateLookup/unavailable`` (the default): call ``value(for:)``. A provider never
     /// answers ``ImmediateLookup/absent``.
     func immediateValue(for id: ID) throws(StorageError) -> ImmediateLookup<Value>
+
+    /// Produces the values for `ids`, in the same order.
+    ///
+    /// A ``BatchProvider`` asks its source for many IDs in one call; ``CachedProvider`` reads
+    /// its storage for all of them at once and asks the provider below only for those it lacks,
+    /// in one call; ``AsyncProvider/coordinated(logger:metrics:)`` fetches them together and
+    /// lets overlapping requests share fetches. The default asks ``value(for:)`` for each ID,
+    /// one after another.
+    ///
+    /// - Throws: ``StorageError``, as ``value(for:)`` does; the first failure fails the call.
+    func values(for ids: [ID]) async throws(StorageError) -> [Value]
 }
 
 extension AsyncProvider {
@@ -40,6 +51,22 @@ extension AsyncProvider {
     @inlinable
     public func immediateValue(for id: ID) throws(StorageError) -> ImmediateLookup<Value> {
         .unavailable
+    }
+
+    /// Asks ``value(for:)`` for each ID, one after another; an answer this provider can give at
+    /// once is taken without suspending.
+    @inlinable
+    public func values(for ids: [ID]) async throws(StorageError) -> [Value] {
+        var values: [Value] = []
+        values.reserveCapacity(ids.count)
+        for id in ids {
+            if case .found(let value) = try immediateValue(for: id) {
+                values.append(value)
+            } else {
+                values.append(try await value(for: id))
+            }
+        }
+        return values
     }
 }
 
@@ -131,6 +158,12 @@ public struct AnyAsyncProvider<ID: Sendable, Value: Sendable>: AsyncProvider {
     @inlinable
     public func immediateValue(for id: ID) throws(StorageError) -> ImmediateLookup<Value> {
         try base.immediateValue(for: id)
+    }
+
+    /// Returns the wrapped provider's values for `ids`, in one call to it.
+    @inlinable
+    public func values(for ids: [ID]) async throws(StorageError) -> [Value] {
+        try await base.values(for: ids)
     }
 }
 

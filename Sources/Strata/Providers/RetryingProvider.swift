@@ -77,10 +77,23 @@ public struct RetryingProvider<Base: AsyncProvider>: AsyncProvider {
 
     /// Returns the value for `id`, or throws why there is none.
     public func value(for id: ID) async throws(StorageError) -> Value {
+        try await retrying(key: id) { () async throws(StorageError) in try await base.value(for: id) }
+    }
+
+    /// Returns the values for `ids` from one call to the base, the whole call retried as one
+    /// request is.
+    public func values(for ids: [ID]) async throws(StorageError) -> [Value] {
+        try await retrying(key: nil) { () async throws(StorageError) in try await base.values(for: ids) }
+    }
+
+    private func retrying<Result>(
+        key: (any Sendable)?,
+        _ attemptOnce: () async throws(StorageError) -> Result
+    ) async throws(StorageError) -> Result {
         var attempt = 1
         while true {
             do throws(StorageError) {
-                return try await base.value(for: id)
+                return try await attemptOnce()
             } catch {
                 guard attempt < maxAttempts, error.code != .cancelled, shouldRetry(error) else { throw error }
                 var delay = backoff.delay(afterAttempt: attempt, random: Double.random(in: 0..<1))
@@ -95,7 +108,7 @@ public struct RetryingProvider<Base: AsyncProvider>: AsyncProvider {
                 } catch {
                     throw StorageError(
                         .cancelled,
-                        key: id,
+                        key: key,
                         storage: "RetryingProvider",
                         message: "cancelled while waiting to retry"
                     )

@@ -32,6 +32,18 @@ public final class ThrottledProvider<Base: AsyncProvider>: AsyncProvider, Sendab
         defer { semaphore.release() }
         return try await base.value(for: id)
     }
+
+    /// Returns the values for `ids` from one call to the base, which takes one place among the
+    /// requests let through at once.
+    public func values(for ids: [ID]) async throws(StorageError) -> [Value] {
+        do {
+            try await semaphore.acquire()
+        } catch {
+            throw StorageError(.cancelled, storage: "ThrottledProvider", message: "cancelled while waiting")
+        }
+        defer { semaphore.release() }
+        return try await base.values(for: ids)
+    }
 }
 
 extension AsyncProvider {

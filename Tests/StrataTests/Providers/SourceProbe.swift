@@ -12,6 +12,7 @@ final class SourceProbe: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
         var enteredWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
         var failuresLeft = 0
+        var batches: [[String]] = []
     }
 
     private let state = LockedState(State())
@@ -27,6 +28,8 @@ final class SourceProbe: Sendable {
     var calls: Int { state.withLock { $0.calls } }
     var maximumInFlight: Int { state.withLock { $0.maximumInFlight } }
     var cancellations: Int { state.withLock { $0.cancellations } }
+    /// The IDs each call of ``fetchMany(_:)`` was given, in the order the calls began.
+    var batches: [[String]] { state.withLock { $0.batches } }
 
     /// Makes the next `count` calls fail.
     func fail(next count: Int) {
@@ -57,6 +60,19 @@ final class SourceProbe: Sendable {
 
     /// The source: returns "value of <id>" or throws `ProbeFailure`.
     func fetch(_ id: String) async throws -> String {
+        try await call()
+        return "value of \(id)"
+    }
+
+    /// The source for many IDs: returns "value of <id>" for each, or throws `ProbeFailure`.
+    func fetchMany(_ ids: [String]) async throws -> [String: String] {
+        state.withLock { $0.batches.append(ids) }
+        try await call()
+        return Dictionary(uniqueKeysWithValues: ids.map { ($0, "value of \($0)") })
+    }
+
+    /// One call: counted, held while the probe is closed, then failed or let through.
+    private func call() async throws {
         let ready: [CheckedContinuation<Void, Never>] = state.withLock { state in
             state.calls += 1
             state.inFlight += 1
@@ -83,7 +99,6 @@ final class SourceProbe: Sendable {
             return state.failuresLeft > 0
         }
         if shouldFail { throw ProbeFailure() }
-        return "value of \(id)"
     }
 }
 

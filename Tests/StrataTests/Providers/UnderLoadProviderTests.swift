@@ -59,7 +59,7 @@ import Testing
         defer { second.cancel() }
 
         let firstSerial = try await Self.register(&state, waiter: 1)
-        let finished = state.finish("a")
+        let finished = state.finish("a", serial: firstSerial)
         let secondSerial = try await Self.register(&state, waiter: 2, resumeAll: finished)
         let firstAttached = state.attach(first, to: "a", serial: firstSerial)
         let secondAttached = state.attach(second, to: "a", serial: secondSerial)
@@ -68,8 +68,8 @@ import Testing
         #expect(firstSerial != secondSerial)
         #expect(!firstAttached, "the finished fetch's task was refused")
         #expect(secondAttached)
-        #expect(departure.taskToCancel == second, "cancelling the last waiter cancels the running fetch")
-        departure.continuation?.resume(throwing: CancellationError())
+        #expect(departure.tasksToCancel == [second], "cancelling the last waiter cancels the running fetch")
+        departure.continuation?.resume(with: .failure(CancellationError()))
     }
 
     /// Registers `waiter` for "a" with a continuation that is resumed at once (the test only
@@ -77,9 +77,9 @@ import Testing
     private static func register(
         _ state: inout CoordinationState<String, Int>,
         waiter: UInt64,
-        resumeAll finished: [CheckedContinuation<Int, any Error>] = []
+        resumeAll finished: [CoordinationState<String, Int>.Waiting] = []
     ) async throws -> UInt64 {
-        for continuation in finished { continuation.resume(returning: 0) }
+        for waiting in finished { waiting.resume(with: .success(0)) }
         var registration: CoordinationState<String, Int>.Registration?
         let holder = ContinuationHolder()
         Task { _ = try? await withCheckedThrowingContinuation { holder.store($0) } }

@@ -1,0 +1,197 @@
+/// A provider from a closure that fetches many IDs in one call: the source at the root of a
+/// chain that loads in bulk (a SQL `WHERE id IN (…)`, an endpoint that takes a list of IDs).
+///
+/// ``values(for:)`` asks the source for each distinct ID once, in calls of at most
+/// ``maximumBatchSize`` IDs made one after another; ``value(for:)`` is a call for one ID. Put
+/// ``AsyncProvider/cache(_:reporting:logger:)`` and ``AsyncProvider/coordinated(logger:metrics:)``
+/// after it, and a request for many IDs reaches the source once, for those no cache holds and no
+/// other request is fetching:
+///
+/// ```swift
+/// let products = try BatchProvider { (ids: [Int]) in try await catalog.products(ids) }
+///     .cache(try MemoryStorage<Int, Product>(maximumCount: 10_000))
+///     .coordinated()
+/// let page = try await products.values(for: [7, 12, 40])
+/// ```
+///
+/// Any task may use it; the closure must be safe to call concurrently.
+public struct BatchProvider<ID: Hashable & Sendable, Value: Sendable>: AsyncProvider {
+    @usableFromInline let source: @Sendable ([ID]) async throws -> [ID: Value]
+    @usableFromInline let name: String
+    /// The most IDs one call to the source is given.
+    public let maximumBatchSize: Int
+
+    /// Creates a provider that calls `source` with lists of IDs.
+    ///
+    /// - Parameters:
+    ///   - name: Names the source in errors.
+    ///   - maximumBatchSize: The most IDs one call is given; a longer request is split.
+    ///   - source: Returns the values of the IDs it is given, by ID. An ID it leaves out fails the
+    ///     request with ``StorageError/Code/notFound``; an error it throws (other than a
+    ///     ``StorageError``) is wrapped as ``StorageError/Code/sourceFailed``.
+    /// - Throws: ``StorageError/Code/invalidConfiguration`` when `maximumBatchSize` is not
+    ///   positive.
+    public init(
+        name: String = "BatchProvider",
+        maximumBatchSize: Int = 1_000,
+        _ source: @escaping @Sendable ([ID]) async throws -> [ID: Value]
+    ) throws(StorageError) {
+        guard maximumBatchSize > 0 else {
+            throw StorageError(
+                .invalidConfiguration,
+                storage: name,
+                message: "maximumBatchSize must be positive, got \(maximumBatchSize)"
+            )
+        }
+        self.source = source
+        self.name = name
+        self.maximumBatchSize = maximumBatchSize
+    }
+
+    /// Returns the value for `id`, from a call to the source for it alone.
+    public func value(for id: ID) async throws(StorageError) -> Value {
+        let values = try await values(for: [id])
+        return values[0]
+    }
+
+    /// Returns the values for `ids`, in the same order, asking the source for each distinct ID
+    /// once.
+    ///
+    /// - Throws: ``StorageError/Code/notFound`` naming the first ID the source left out;
+    ///   the source's failure as ``StorageError/Code/sourceFailed``;
+    ///   ``StorageError/Code/cancelled`` when the task is cancelled.
+    public func values(for ids: [ID]) async throws(StorageError) -> [Value] {
+        var distinct: [ID] = []
+        var seen: Set<ID> = []
+        for id in ids where seen.insert(id).inserted { distinct.append(id) }
+        var found: [ID: Value] = [:]
+        found.reserveCapacity(distinct.count)
+        var start = 0
+        while start < distinct.count {
+            let batch = Array(distinct[start..<min(start + maximumBatchSize, distinct.count)])
+            let answer: [ID: Value]
+            do {
+                answer = try await source(batch)
+            } catch {
+                throw StorageError.wrapping(
+                    error,
+                    as: .sourceFailed,
+                    key: batch.count == 1 ? batch[0] : nil,
+                    storage: name,
+                    message: "the source failed for \(batch.count) IDs: \(error)"
+                )
+            }
+            for id in batch {
+                guard let value = answer[id] else {
+                    throw StorageError(
+                        .notFound,
+                        key: id,
+                        storage: name,
+                        message: "the source returned no value for this ID"
+                    )
+                }
+                found[id] = value
+            }
+            start += batch.count
+        }
+        var values: [Value] = []
+        values.reserveCapacity(ids.count)
+        for id in ids {
+            if let value = found[id] { values.append(value) }
+        }
+        return values
+    }
+}
+
+/// A provider that answers some IDs itself before its base is asked.
+///
+/// Created by ``AsyncProvider/interject(_:)``. Any task may use it.
+public struct InterjectingProvider<Base: AsyncProvider>: AsyncProvider {
+    /// The type that names a value.
+    public typealias ID = Base.ID
+    /// The type of the values.
+    public typealias Value = Base.Value
+
+    @usableFromInline let base: Base
+    @usableFromInline let answer: @Sendable (ID) throws -> Value?
+
+    @inlinable
+    init(base: Base, answer: @escaping @Sendable (ID) throws -> Value?) {
+        self.base = base
+        self.answer = answer
+    }
+
+    @inlinable
+    func interjected(_ id: ID) throws(StorageError) -> Value? {
+        do {
+            return try answer(id)
+        } catch {
+            throw StorageError.wrapping(
+                error,
+                as: .sourceFailed,
+                key: id,
+                storage: "InterjectingProvider",
+                message: "the interjection failed: \(error)"
+            )
+        }
+    }
+
+    /// The interjected value for `id`, or else the base's.
+    @inlinable
+    public func value(for id: ID) async throws(StorageError) -> Value {
+        if let value = try interjected(id) { return value }
+        return try await base.value(for: id)
+    }
+
+    /// The interjected value, at once; else the base's immediate answer.
+    @inlinable
+    public func immediateValue(for id: ID) throws(StorageError) -> ImmediateLookup<Value> {
+        if let value = try interjected(id) { return .found(value) }
+        return try base.immediateValue(for: id)
+    }
+
+    /// The interjected values, and the base's for every other ID, asked in one call.
+    @inlinable
+    public func values(for ids: [ID]) async throws(StorageError) -> [Value] {
+        var values: [Value?] = []
+        values.reserveCapacity(ids.count)
+        var rest: [Int] = []
+        for (position, id) in ids.enumerated() {
+            let value = try interjected(id)
+            if value == nil { rest.append(position) }
+            values.append(value)
+        }
+        if !rest.isEmpty {
+            let fetched = try await base.values(for: rest.map { ids[$0] })
+            guard fetched.count == rest.count else {
+                throw StorageError(
+                    .sourceFailed,
+                    storage: "InterjectingProvider",
+                    message: "the provider below returned \(fetched.count) values for \(rest.count) IDs"
+                )
+            }
+            for (position, value) in zip(rest, fetched) { values[position] = value }
+        }
+        return values.compactMap { $0 }
+    }
+}
+
+extension AsyncProvider {
+    /// Returns a provider that asks `answer` first and its base only for the IDs `answer`
+    /// returns `nil` for: placeholders, values known at build time, IDs an app has already
+    /// loaded by other means. For many IDs, the base is asked once for all of the rest.
+    ///
+    /// ```swift
+    /// let avatars = download
+    ///     .interject { id in id == .anonymous ? Avatar.placeholder : nil }
+    ///     .cache(memory)
+    ///     .coordinated()
+    /// ```
+    ///
+    /// `answer` runs on the caller's task and must be quick; an error it throws fails the request
+    /// with ``StorageError/Code/sourceFailed``.
+    @inlinable
+    public func interject(_ answer: @escaping @Sendable (ID) throws -> Value?) -> InterjectingProvider<Self> {
+        InterjectingProvider(base: self, answer: answer)
+    }
+}
