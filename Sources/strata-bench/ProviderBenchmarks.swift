@@ -12,7 +12,56 @@ extension Benchmark {
 
     static var provider: [Benchmark] {
         [providerCoordinated(waiters: 1), providerCoordinated(waiters: 100), providerCoordinated(waiters: 10_000)]
-            + [providerCachedHit, providerCachedHotHit, providerCoordinatedHit]
+            + [providerCachedHit, providerCachedHotHit, providerCoordinatedHit, providerBatch]
+    }
+
+    /// IDs per load of `provider.batch.1000`, and loads per round.
+    static let batchSize = 1_000
+    static let batchLoadsPerRound = 10
+
+    /// Loads of 1,000 IDs into an empty cache through `BatchProvider → cache(memory) →
+    /// coordinated()`, each load one `values(for:)` call, against the same chain (its own
+    /// instances) answering the same 1,000 IDs with one `value(for:)` call after another. The
+    /// source answers at once, so the ratio is what each way costs Strata itself; a real source's
+    /// round trip multiplies the difference by its own cost (`source_calls` per load: 1 against
+    /// 1,000).
+    static var providerBatch: Benchmark {
+        Benchmark(name: "provider.batch.\(batchSize)", baseline: "single-loads") {
+            let ids = Array(0..<batchSize)
+            let calls = CallCounter()
+            func chain(counting calls: CallCounter?) throws -> (MemoryStorage<Int, Int>, some AsyncProvider<Int, Int>) {
+                let memory = MemoryStorage<Int, Int>()
+                let provider = try BatchProvider(name: "batch") { (ids: [Int]) in
+                    calls?.record()
+                    return Dictionary(uniqueKeysWithValues: ids.map { ($0, $0 &* 3) })
+                }
+                .cache(memory)
+                .coordinated()
+                return (memory, provider)
+            }
+            let (batchMemory, batched) = try chain(counting: calls)
+            let (singleMemory, single) = try chain(counting: nil)
+            return Workloads(
+                operations: batchSize * batchLoadsPerRound,
+                subject: {
+                    for _ in 0..<batchLoadsPerRound {
+                        batchMemory.removeAll()
+                        calls.startBurst()
+                        let values = try await batched.values(for: ids)
+                        precondition(values.count == ids.count && values[9] == 27)
+                    }
+                },
+                baseline: {
+                    for _ in 0..<batchLoadsPerRound {
+                        singleMemory.removeAll()
+                        var sum = 0
+                        for id in ids { sum &+= try await single.value(for: id) }
+                        precondition(sum == 3 * (ids.count * (ids.count - 1) / 2))
+                    }
+                },
+                details: { [("source_calls", calls.mostPerBurst)] }
+            )
+        }
     }
 
     /// Bursts of `waiters` concurrent requests for one ID, each in a task of one task group, through
@@ -252,6 +301,13 @@ extension Goal {
                 }
                 guard !calls.isEmpty else { return nil }
                 return (calls.allSatisfy { $0 == 1 }, "source_calls \(calls.sorted())")
+            },
+            Goal(description: "provider.batch.1000 makes 1 source call per load") { results in
+                results["provider.batch.1000"].flatMap { result in
+                    result.details.first { $0.name == "source_calls" }.map {
+                        ($0.value == 1, "source_calls \($0.value)")
+                    }
+                }
             },
             Goal(description: "provider.cached.hit ratio <= 1.3") { results in
                 results["provider.cached.hit"].map { ($0.ratio <= 1.3, "ratio \(format($0.ratio, 2))") }

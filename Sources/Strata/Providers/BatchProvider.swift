@@ -21,6 +21,13 @@ public struct BatchProvider<ID: Hashable & Sendable, Value: Sendable>: AsyncProv
     /// The most IDs one call to the source is given.
     public let maximumBatchSize: Int
 
+    @inlinable
+    init(source: @escaping @Sendable ([ID]) async throws -> [ID: Value], name: String, maximumBatchSize: Int) {
+        self.source = source
+        self.name = name
+        self.maximumBatchSize = maximumBatchSize
+    }
+
     /// Creates a provider that calls `source` with lists of IDs.
     ///
     /// - Parameters:
@@ -49,6 +56,7 @@ public struct BatchProvider<ID: Hashable & Sendable, Value: Sendable>: AsyncProv
     }
 
     /// Returns the value for `id`, from a call to the source for it alone.
+    @inlinable
     public func value(for id: ID) async throws(StorageError) -> Value {
         let values = try await values(for: [id])
         return values[0]
@@ -60,6 +68,7 @@ public struct BatchProvider<ID: Hashable & Sendable, Value: Sendable>: AsyncProv
     /// - Throws: ``StorageError/Code/notFound`` naming the first ID the source left out;
     ///   the source's failure as ``StorageError/Code/sourceFailed``;
     ///   ``StorageError/Code/cancelled`` when the task is cancelled.
+    @inlinable
     public func values(for ids: [ID]) async throws(StorageError) -> [Value] {
         var distinct: [ID] = []
         var seen: Set<ID> = []

@@ -230,11 +230,11 @@ struct CoordinationState<ID: Hashable & Sendable, Value: Sendable>: Sendable {
 final class BatchCollector<Value: Sendable>: Sendable {
     @usableFromInline
     struct State: Sendable {
-        var values: [Value?]
-        var remaining: Int
-        var continuation: CheckedContinuation<[Value], any Error>?
+        @usableFromInline var values: [Value?]
+        @usableFromInline var remaining: Int
+        @usableFromInline var continuation: CheckedContinuation<[Value], any Error>?
         /// How the request ends, once it is known; kept until the continuation is there.
-        var outcome: Result<[Value], any Error>?
+        @usableFromInline var outcome: Result<[Value], any Error>?
     }
 
     @usableFromInline let state: LockedState<State>
@@ -246,7 +246,7 @@ final class BatchCollector<Value: Sendable>: Sendable {
 
     /// Gives the collector the request's continuation; resumes it at once if the request has
     /// already ended (a cancellation that came first).
-    @usableFromInline
+    @inlinable
     func wait(with continuation: CheckedContinuation<[Value], any Error>) {
         let outcome: Result<[Value], any Error>? = state.withLock { state in
             if let outcome = state.outcome { return outcome }
@@ -257,7 +257,7 @@ final class BatchCollector<Value: Sendable>: Sendable {
     }
 
     /// Records the result for `position`; the last value, or a failure, ends the request.
-    @usableFromInline
+    @inlinable
     func deliver(_ result: Result<Value, any Error>, at position: Int) {
         switch result {
         case .failure(let error):
@@ -276,7 +276,7 @@ final class BatchCollector<Value: Sendable>: Sendable {
 
     /// Ends the request with `outcome` unless it has ended: resumes it, or keeps the outcome for
     /// ``wait(with:)``.
-    @usableFromInline
+    @inlinable
     func end(with outcome: Result<[Value], any Error>) {
         let continuation: CheckedContinuation<[Value], any Error>? = state.withLock { state in
             guard state.outcome == nil else { return nil }
@@ -394,6 +394,7 @@ public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Send
     /// made meanwhile join. A failure of any fetch fails the whole request. A cancelled request
     /// returns ``StorageError/Code/cancelled`` at once; the batch's call is cancelled when no
     /// request waits for any of its IDs.
+    @inlinable
     public func values(for ids: [ID]) async throws(StorageError) -> [Value] {
         var found = [Value?](repeating: nil, count: ids.count)
         var positions: [ID: [Int]] = [:]
@@ -416,6 +417,7 @@ public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Send
     }
 
     /// Joins or starts the fetches of `ids` (distinct).
+    @inlinable
     func coordinatedValues(for ids: [ID]) async throws(StorageError) -> [Value] {
         let waiter = makeWaiterID()
         let collector = BatchCollector<Value>(count: ids.count)
@@ -452,6 +454,7 @@ public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Send
         }
     }
 
+    @inlinable
     func startBatchFetch(for ids: [ID], serial: UInt64) {
         observer?.recordSourceCall()
         let task = Task { [base, state, observer] in
