@@ -18,7 +18,7 @@ extension ReadableStorage {
 
 extension ReadableStorage where Key: Hashable {
     /// Returns the values this storage holds for `keys`, by key; a key with no value is left
-    /// out. Reads through ``values(forKeys:)``, so in one step where the storage can.
+    /// out. Reads through `values(forKeys:)`, so in one step where the storage can.
     ///
     /// ```swift
     /// let found = try await prices.presentValues(forKeys: ["apple", "pear", "plum"])

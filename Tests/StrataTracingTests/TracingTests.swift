@@ -43,6 +43,30 @@ import Tracing
         }
     }
 
+    @Test func bulkCallsAreOneSpanEachWithCountsAndNoKeys() async throws {
+        let tracer = InMemoryTracer()
+        let storage = MemoryStorage<String, String>().traced(as: "cities", tracer: tracer)
+        let provider = try BatchProvider { (ids: [String]) in Dictionary(uniqueKeysWithValues: ids.map { ($0, "v") }) }
+            .traced(as: "origin", tracer: tracer)
+
+        try await storage.setValues([("secret-1", "Lviv"), ("secret-2", "Kyiv")])
+        _ = try await storage.values(forKeys: ["secret-1", "secret-3", "secret-2"])
+        _ = try await provider.values(for: ["secret-4", "secret-5"])
+
+        let spans = tracer.finishedSpans
+        #expect(spans.map(\.operationName) == ["setMany cities", "getMany cities", "fetch origin"])
+        #expect(spans[0].attributes["strata.keys"]?.toSpanAttribute() == 2)
+        #expect(spans[1].attributes["strata.keys"]?.toSpanAttribute() == 3)
+        #expect(spans[1].attributes["strata.hits"]?.toSpanAttribute() == 2)
+        #expect(spans[2].attributes["strata.ids"]?.toSpanAttribute() == 2)
+        for span in spans {
+            var described = ""
+            // swift-format-ignore: ReplaceForEachWithForLoop
+            span.attributes.forEach { name, value in described += "\(name)=\(value) " }  // not a Sequence
+            #expect(!described.contains("secret"), "a key reached a span: \(described)")
+        }
+    }
+
     @Test func spansNestUnderTheCallersSpanAndLayersUnderEachOther() async throws {
         let tracer = InMemoryTracer()
         let memory = MemoryStorage<String, Int>()

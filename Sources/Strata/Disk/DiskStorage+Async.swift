@@ -31,7 +31,7 @@ extension DiskStorage: UpdatableStorage, LifetimeStorage, EnumerableStorage, Cle
         try await setValues(entries, timeToLive: nil)
     }
 
-    /// ``setValues(_:)``, each value expiring after `timeToLive` (`nil` for the storage's
+    /// `setValues(_:)`, each value expiring after `timeToLive` (`nil` for the storage's
     /// default).
     public func setValues(_ entries: [(key: String, value: Data)], timeToLive: Duration?) async throws(StorageError) {
         // The last value for each key, so that parallel writes cannot reorder two of one key.

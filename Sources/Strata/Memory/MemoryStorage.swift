@@ -166,7 +166,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         readValues(forKeys: keys)
     }
 
-    /// ``values(forKeys:)``, for async callers: the same one step, without suspending. It never
+    /// `values(forKeys:)`, for async callers: the same one step, without suspending. It never
     /// throws; the protocol's signature does.
     public func values(forKeys keys: [Key]) async throws(StorageError) -> [Value?] {
         readValues(forKeys: keys)
@@ -296,7 +296,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         setValues(entries, timeToLive: nil)
     }
 
-    /// ``setValues(_:)``, for async callers: the same one step, without suspending. It never
+    /// `setValues(_:)`, for async callers: the same one step, without suspending. It never
     /// throws; the protocol's signature does.
     public func setValues(_ entries: [(key: Key, value: Value)]) async throws(StorageError) {
         setValues(entries, timeToLive: nil)

@@ -1,7 +1,7 @@
 /// A provider from a closure that fetches many IDs in one call: the source at the root of a
 /// chain that loads in bulk (a SQL `WHERE id IN (…)`, an endpoint that takes a list of IDs).
 ///
-/// ``values(for:)`` asks the source for each distinct ID once, in calls of at most
+/// `values(for:)` asks the source for each distinct ID once, in calls of at most
 /// ``maximumBatchSize`` IDs made one after another; ``value(for:)`` is a call for one ID. Put
 /// ``AsyncProvider/cache(_:reporting:logger:)`` and ``AsyncProvider/coordinated(logger:metrics:)``
 /// after it, and a request for many IDs reaches the source once, for those no cache holds and no

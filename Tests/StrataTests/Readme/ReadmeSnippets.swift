@@ -179,6 +179,36 @@ import Testing
         #expect(try await tolerant.value(forKey: "x") == nil)
     }
 
+    @Test func bulk() async throws {
+        struct Product: Sendable, Equatable {
+            var id: Int
+            static let placeholder = Product(id: 0)
+        }
+        struct Catalog {
+            func products(_ ids: [Int]) async throws -> [Int: Product] {
+                Dictionary(uniqueKeysWithValues: ids.map { ($0, Product(id: $0)) })
+            }
+        }
+        let database = MemoryStorage<String, Int>()
+        let catalog = Catalog()
+        // README: bulk
+        let prices = MemoryStorage<String, Int>().combined(with: database)
+        try await prices.setValues(["apple": 3, "pear": 4])  // or [(key, value)] pairs, in order
+        let row = try await prices.values(forKeys: ["apple", "plum", "pear"])  // [3, nil, 4]
+        let found = try await prices.presentValues(forKeys: ["apple", "plum"])  // ["apple": 3]
+
+        let products = try BatchProvider { (ids: [Int]) in try await catalog.products(ids) }  // [Int: Product]
+            .interject { id in id == 0 ? .placeholder : nil }  // answered without the source
+            .cache(MemoryStorage<Int, Product>())
+            .coordinated()
+        let page = try await products.values(for: [7, 12, 40, 0])
+        // README end
+        #expect(row == [3, nil, 4])
+        #expect(found == ["apple": 3])
+        #expect(page.map(\.id) == [7, 12, 40, 0])
+        #expect(database.count == 2)
+    }
+
     @Test func evictionPolicy() throws {
         // README: policy
         let cache = try MemoryStorage<String, Data>(maximumCount: 10_000, evictionPolicy: .s3FIFO)
