@@ -134,6 +134,47 @@ extension SharedCache: UpdatableStorage, LifetimeStorage, EnumerableStorage, Cle
         return value
     }
 
+    /// Returns the values for `keys`, in the same order: from memory, and from PostgreSQL in one
+    /// query for those memory lacks (then kept in memory).
+    ///
+    /// - Throws: as ``PostgresStorage/values(forKeys:)``.
+    public func values(forKeys keys: [String]) async throws(StorageError) -> [Data?] {
+        let listening = isUsingMemory
+        var values = listening ? try await memory.values(forKeys: keys) : Array(repeating: nil, count: keys.count)
+        let missing = values.indices.filter { values[$0] == nil }
+        guard !missing.isEmpty else { return values }
+        let before = state.snapshot()
+        let found = try await storage.values(forKeys: missing.map { keys[$0] })
+        for (position, value) in zip(missing, found) {
+            values[position] = value
+            if listening, let value {
+                state.fill(value, forKey: keys[position], timeToLive: nil, ifUnchangedSince: before)
+            }
+        }
+        return values
+    }
+
+    /// Writes every value of `entries` to PostgreSQL in one statement, then to memory; other
+    /// processes drop their keys. A key given twice keeps the later value.
+    ///
+    /// As with ``set(_:forKey:timeToLive:)``, memory drops the keys instead when another
+    /// process's change arrives before they reach it, and a failed write leaves none of them in
+    /// memory.
+    public func setValues(_ entries: [(key: String, value: Data)]) async throws(StorageError) {
+        let values = Dictionary(entries, uniquingKeysWith: { _, later in later })
+        let before = state.snapshot()
+        do {
+            try await storage.setValues(values)
+        } catch {
+            for key in values.keys { memory.removeValue(forKey: key) }
+            throw error
+        }
+        let lifetimes = [storage.options.timeToLive, memory.defaultTimeToLive]
+        for (key, value) in values {
+            state.fill(value, forKey: key, timeToLive: lifetimes.compactMap { $0 }.min(), ifUnchangedSince: before)
+        }
+    }
+
     /// Answers a memory hit without suspending; anything else is `ImmediateLookup.unavailable`.
     public func immediateValue(forKey key: String) -> ImmediateLookup<Data> {
         guard isUsingMemory, let value = memory.value(forKey: key) else { return .unavailable }

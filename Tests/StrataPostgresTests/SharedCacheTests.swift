@@ -134,6 +134,29 @@ import Testing
         await PostgresTestServer.dispose(storage)
     }
 
+    @Test func bulkReadsAndWritesKeepMemoryWarmAndOtherProcessesFresh() async throws {
+        let storage = try await PostgresTestServer.storage()
+        let other = try await PostgresTestServer.storage(table: storage.options.table)
+        let invalidations = Invalidations()
+        let cache = try await storage.sharedCache()
+        let elsewhere = try await other.sharedCache(onInvalidation: { invalidations.continuation.yield($0) })
+        try await storage.setValues(["a": Data([1]), "b": Data([2])])
+        #expect(try await elsewhere.values(forKeys: ["a", "b"]) == [Data([1]), Data([2])])
+
+        let read = try await cache.values(forKeys: ["a", "missing", "b"])
+        try await cache.setValues([("b", Data([20])), ("c", Data([3])), ("b", Data([21]))])
+        _ = await invalidations.next(.key("b"))
+
+        #expect(read == [Data([1]), nil, Data([2])])
+        #expect(try await cache.memory.values(forKeys: ["a", "b", "c"]) == [Data([1]), Data([21]), Data([3])])
+        #expect(elsewhere.memory.value(forKey: "b") == nil, "the other process dropped the key it held")
+        #expect(try await elsewhere.values(forKeys: ["b", "c"]) == [Data([21]), Data([3])])
+        await cache.close()
+        await elsewhere.close()
+        await PostgresTestServer.dispose(storage)
+        await PostgresTestServer.dispose(other)
+    }
+
     /// The writer is held between its PostgreSQL commit and its memory write while another
     /// process's newer change arrives: memory must not keep the older value.
     @Test(arguments: ["set", "update"])
