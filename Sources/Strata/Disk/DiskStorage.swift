@@ -82,6 +82,8 @@ public final class DiskStorage: Sendable {
     private let name: String
     /// The logger and metrics of ``Options/logger`` and ``Options/metrics``, or `nil` for neither.
     let observer: StorageObserver?
+    /// Who listens to removals (see ``removals(bufferingNewest:)``).
+    let removalListeners = RemovalBroadcast<String, Int>()
 
     /// Opens (creating if needed) the folder `folder` inside `location`.
     ///
@@ -430,7 +432,7 @@ public final class DiskStorage: Sendable {
     /// Takes a value read from disk but missing from the index into it: one another process
     /// wrote, or one a writer of this process has renamed into place but not indexed yet.
     private func adopt(_ found: Found, forKey key: String, digest: String) {
-        var removed = Removed()
+        var removed = makeRemoved()
         stripe(for: digest).withLock {
             // With the stripe lock, a writer of this process has finished indexing; and a remover
             // or writer may have replaced the file since it was read: index only the file read.
@@ -468,15 +470,51 @@ public final class DiskStorage: Sendable {
         }
     }
 
-    private func forget(_ key: String, countingMiss: Bool) {
-        var removed = Removed()
+    private func forget(_ key: String, countingMiss: Bool, cause: RemovalCause = .removed) {
+        var removed = makeRemoved()
         state.withLock { state in
             if countingMiss { state.statistics.misses &+= 1 }
             if let entry = state.cache.recordAccess(forKey: key) {
                 if state.owners[entry.relativePath] == key { state.owners[entry.relativePath] = nil }
-                state.cache.removeValue(forKey: key, removed: &removed)
+                state.cache.removeValue(forKey: key, cause: cause, removed: &removed)
             }
         }
+        publishRemovals(removed)
+    }
+
+    /// A collector of the entries an operation removes, which also records their keys and causes
+    /// while someone listens.
+    func makeRemoved() -> Removed {
+        var removed = Removed()
+        if removalListeners.isActive { removed.removals = [] }
+        return removed
+    }
+
+    /// Hands the removals `removed` recorded to the listeners, each with its file's size. Call it
+    /// with no lock held.
+    func publishRemovals(_ removed: Removed) {
+        guard let recorded = removed.removals, !recorded.isEmpty else { return }
+        removalListeners.publish(recorded.map { Removal(key: $0.key, value: $0.value.size, cause: $0.cause) })
+    }
+
+    /// The values that leave the storage from now on, each with its key, the size of its file
+    /// (the value itself is gone with the file) and why it left (``RemovalCause``): expired,
+    /// evicted for size or for count, replaced, removed or cleared.
+    ///
+    /// Only what this storage does is reported: a file another process removes is reported, as
+    /// removed, when this storage finds it gone, and a damaged file it drops is logged instead.
+    /// Delivery is as for ``MemoryStorage/removals(bufferingNewest:)``: in the order each
+    /// operation made them, after the storage's locks are released; the storage never waits for a
+    /// listener, whose stream keeps the newest `limit` removals not read yet. While nobody
+    /// listens, nothing is collected.
+    ///
+    /// ```swift
+    /// for await removal in disk.removals() where removal.cause == .evictedForSize {
+    ///     print("\(removal.key) left, \(removal.value) bytes")
+    /// }
+    /// ```
+    public func removals(bufferingNewest limit: Int = 1_000) -> AsyncStream<Removal<String, Int>> {
+        removalListeners.subscribe(bufferingNewest: limit)
     }
 
     /// Removes the expired file `found` and forgets `key`, unless a writer has replaced the file.
@@ -490,7 +528,7 @@ public final class DiskStorage: Sendable {
                 return
             }
             try removeFile(relativePath: found.relativePath, digest: digest, key: key)
-            forget(key, countingMiss: false)
+            forget(key, countingMiss: false, cause: .expired)
         }
         state.withLock { state in
             state.statistics.misses &+= 1
@@ -629,7 +667,7 @@ public final class DiskStorage: Sendable {
             return
         }
         let encodedHeader = header.encoded()
-        var removed = Removed()
+        var removed = makeRemoved()
         try stripe(for: digest).withLock { () throws(StorageError) in
             let relativePath = try claimPath(for: key, digest: digest, addingSize: size)
             try write(encodedHeader, value, to: relativePath, key: key)
@@ -736,6 +774,7 @@ public final class DiskStorage: Sendable {
     /// and returned; it stays on disk, where a later read or open finds it again.
     @discardableResult
     func evict(_ removed: Removed) -> [(path: String, error: SystemCallError)] {
+        publishRemovals(removed)
         var entries = removed.rest
         if let first = removed.first { entries.append(first) }
         var failures: [(path: String, error: SystemCallError)] = []
@@ -894,9 +933,14 @@ public final class DiskStorage: Sendable {
         } catch {
             throw ioError(error, key: nil, "cannot clear \(root)")
         }
-        state.withLock { state in
-            _ = state.cache.removeAll()
-            state.owners.removeAll()
+        let old = state.withLock { state in
+            defer { state.owners.removeAll() }
+            return state.cache.removeAll()
+        }
+        if removalListeners.isActive {
+            removalListeners.publish(
+                old.compactMap { $0.map { Removal(key: $0.key, value: $0.value.size, cause: .cleared) } }
+            )
         }
     }
 
@@ -906,7 +950,7 @@ public final class DiskStorage: Sendable {
         let observation = beginObservation()
         defer { endObservation(.trim, observation) }
         let now = now()
-        var removed = Removed()
+        var removed = makeRemoved()
         let count = state.withLock { $0.cache.removeExpired(now: now, removed: &removed) }
         evict(removed)
         return count
@@ -922,7 +966,7 @@ public final class DiskStorage: Sendable {
     public func trim(toByteCount byteCount: Int) throws(StorageError) -> Int {
         let observation = beginObservation()
         defer { endObservation(.trim, observation) }
-        var removed = Removed()
+        var removed = makeRemoved()
         state.withLock { state in
             state.cache.evict(toCount: .max, toCost: max(byteCount, 0), removed: &removed)
         }
@@ -1010,7 +1054,7 @@ public final class DiskStorage: Sendable {
     /// still the one `read` saw; `false` when another writer got there first.
     func commitUpdate(_ read: UpdateRead, value: Data?) throws(StorageError) -> Bool {
         let (key, digest, before) = (read.key, read.digest, read.before)
-        var removed = Removed()
+        var removed = makeRemoved()
         let wrote = try stripe(for: digest).withLock { () throws(StorageError) -> Bool in
             let current = try find(key, digest: digest, stripeHeld: true)
             guard current?.header == before?.header else { return false }

@@ -161,7 +161,7 @@ struct MemoryCacheState<Key: Hashable, Value> {
         guard cost <= maximumCost else {
             statistics.rejections &+= 1
             if let slot = index[key] {
-                removed.append(remove(slot: slot))
+                remove(slot: slot, cause: .evictedForSize, into: &removed)
             }
             return
         }
@@ -171,7 +171,7 @@ struct MemoryCacheState<Key: Hashable, Value> {
             var entry = slots[slot].unsafelyUnwrapped
             slots[slot] = nil
             totalCost += cost - entry.cost
-            removed.append(entry.value)
+            removed.append(entry.value, key: key, cause: .replaced)
             entry.value = value
             entry.cost = cost
             entry.expiry = expiry
@@ -209,16 +209,16 @@ struct MemoryCacheState<Key: Hashable, Value> {
             let slot = sweepCursor
             sweepCursor += 1
             if let entry = slots[slot], entry.expiry <= now {
-                removed.append(remove(slot: slot))
+                remove(slot: slot, cause: .expired, into: &removed)
                 statistics.expirations &+= 1
             }
         }
     }
 
-    /// Removes the value for `key`, if any.
-    mutating func removeValue(forKey key: Key, removed: inout Removed) {
+    /// Removes the value for `key`, if any, recording `cause` as why it left.
+    mutating func removeValue(forKey key: Key, cause: RemovalCause = .removed, removed: inout Removed) {
         if let slot = index[key] {
-            removed.append(remove(slot: slot))
+            remove(slot: slot, cause: cause, into: &removed)
         }
     }
 
@@ -226,12 +226,15 @@ struct MemoryCacheState<Key: Hashable, Value> {
     @inlinable
     mutating func evict(toCount count: Int, toCost cost: Int, removed: inout Removed) {
         while index.count > count || totalCost > cost, let slot = queue.victim() {
+            let cause: RemovalCause
             if index.count > count {
                 statistics.countEvictions &+= 1
+                cause = .evictedForCount
             } else {
                 statistics.sizeEvictions &+= 1
+                cause = .evictedForSize
             }
-            removed.append(remove(slot: slot))
+            remove(slot: slot, cause: cause, into: &removed)
         }
     }
 
@@ -240,7 +243,7 @@ struct MemoryCacheState<Key: Hashable, Value> {
         var expired = 0
         for slot in slots.indices {
             if let entry = slots[slot], entry.expiry <= now {
-                removed.append(remove(slot: slot))
+                remove(slot: slot, cause: .expired, into: &removed)
                 expired += 1
             }
         }
@@ -259,6 +262,13 @@ struct MemoryCacheState<Key: Hashable, Value> {
         sweepCursor = 0
         removalCount &+= UInt64(old.count)
         return old
+    }
+
+    /// Removes the entry in `slot` into `removed`, with its key and `cause`.
+    @inlinable
+    mutating func remove(slot: Int, cause: RemovalCause, into removed: inout Removed) {
+        let key = slots[slot].unsafelyUnwrapped.key
+        removed.append(remove(slot: slot), key: key, cause: cause)
     }
 
     @inlinable

@@ -8,7 +8,7 @@ import Testing
 /// holds the storage back.
 @Suite struct RemovalTests {
     /// The first `count` removals of `stream`, or fewer if none comes for ten seconds.
-    private static func first(
+    static func first(
         _ count: Int,
         of stream: AsyncStream<Removal<String, Int>>
     ) async -> [Removal<String, Int>] {
@@ -31,7 +31,7 @@ import Testing
         }
     }
 
-    private static func summary(_ removals: [Removal<String, Int>]) -> [String] {
+    static func summary(_ removals: [Removal<String, Int>]) -> [String] {
         removals.map { "\($0.key)=\($0.value) \($0.cause)" }
     }
 
