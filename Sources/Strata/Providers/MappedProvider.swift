@@ -17,9 +17,14 @@ public struct MappedIDProvider<Base: AsyncProvider, ID: Sendable>: AsyncProvider
     /// Returns the value for `id`, or throws why there is none.
     @inlinable
     public func value(for id: ID) async throws(StorageError) -> Value {
-        let baseID: Base.ID
+        try await base.value(for: baseID(for: id))
+    }
+
+    /// Converts `id`, or throws ``StorageError/Code/invalidKey`` saying why it cannot.
+    @inlinable
+    func baseID(for id: ID) throws(StorageError) -> Base.ID {
         do {
-            baseID = try transform(id)
+            return try transform(id)
         } catch {
             throw StorageError.wrapping(
                 error,
@@ -29,7 +34,6 @@ public struct MappedIDProvider<Base: AsyncProvider, ID: Sendable>: AsyncProvider
                 message: "the ID could not be converted: \(error)"
             )
         }
-        return try await base.value(for: baseID)
     }
 
     /// Converts the ID and asks the base for an answer without suspending.
@@ -44,19 +48,7 @@ public struct MappedIDProvider<Base: AsyncProvider, ID: Sendable>: AsyncProvider
     public func values(for ids: [ID]) async throws(StorageError) -> [Value] {
         var baseIDs: [Base.ID] = []
         baseIDs.reserveCapacity(ids.count)
-        for id in ids {
-            do {
-                baseIDs.append(try transform(id))
-            } catch {
-                throw StorageError.wrapping(
-                    error,
-                    as: .invalidKey,
-                    key: id,
-                    storage: "MappedIDProvider",
-                    message: "the ID could not be converted: \(error)"
-                )
-            }
-        }
+        for id in ids { baseIDs.append(try baseID(for: id)) }
         return try await base.values(for: baseIDs)
     }
 }
@@ -81,7 +73,12 @@ public struct MappedValueProvider<Base: AsyncProvider, Value: Sendable>: AsyncPr
     /// Returns the value for `id`, or throws why there is none.
     @inlinable
     public func value(for id: ID) async throws(StorageError) -> Value {
-        let value = try await base.value(for: id)
+        try converted(await base.value(for: id), for: id)
+    }
+
+    /// Converts `value`, or throws ``StorageError/Code/decodingFailed`` saying why it cannot.
+    @inlinable
+    func converted(_ value: Base.Value, for id: ID) throws(StorageError) -> Value {
         do {
             return try transform(value, id)
         } catch {
@@ -111,19 +108,7 @@ public struct MappedValueProvider<Base: AsyncProvider, Value: Sendable>: AsyncPr
         let values = try await base.values(for: ids)
         var converted: [Value] = []
         converted.reserveCapacity(values.count)
-        for (id, value) in zip(ids, values) {
-            do {
-                converted.append(try transform(value, id))
-            } catch {
-                throw StorageError.wrapping(
-                    error,
-                    as: .decodingFailed,
-                    key: id,
-                    storage: "MappedValueProvider",
-                    message: "the value could not be converted: \(error)"
-                )
-            }
-        }
+        for (id, value) in zip(ids, values) { converted.append(try self.converted(value, for: id)) }
         return converted
     }
 }
