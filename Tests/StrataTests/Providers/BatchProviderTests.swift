@@ -106,6 +106,7 @@ import Testing
 
     @Test func overlappingBatchesAndSingleRequestsShareTheirFetches() async throws {
         let probe = SourceProbe(held: true)
+        defer { probe.open() }  // a failed expectation must not leave a fetch held
         let provider = try BatchProvider { ids in try await probe.fetchMany(ids) }
             .cache(MemoryStorage<String, String>())
             .coordinated()
@@ -115,7 +116,7 @@ import Testing
         async let second = provider.values(for: ["c", "d", "b"])
         await probe.waitForCalls(2)
         async let single = provider.value(for: "a")
-        while provider.waitersInFlight < 7 { await Task.yield() }
+        try #require(await eventually { provider.waitersInFlight == 7 }, "every request joined")
         probe.open()
 
         #expect(try await first == ["value of a", "value of b", "value of c"])
@@ -129,6 +130,7 @@ import Testing
 
     @Test func aCancelledBatchAloneCancelsItsFetch() async throws {
         let probe = SourceProbe(held: true)
+        defer { probe.open() }  // a failed expectation must not leave a fetch held
         let provider = try BatchProvider { ids in try await probe.fetchMany(ids) }.coordinated()
 
         let request = Task { try await provider.values(for: ["a", "b"]) }
@@ -136,7 +138,7 @@ import Testing
         request.cancel()
         let error = await #expect(throws: StorageError.self) { try await request.value }
         probe.open()
-        while provider.fetchesInFlight != 0 || probe.cancellations == 0 { await Task.yield() }
+        try #require(await eventually { provider.fetchesInFlight == 0 && probe.cancellations != 0 })
 
         #expect(error?.code == .cancelled)
         #expect(probe.cancellations == 1)
@@ -145,12 +147,13 @@ import Testing
 
     @Test func aCancelledBatchLeavesTheFetchToARequestThatSharesOneOfItsIDs() async throws {
         let probe = SourceProbe(held: true)
+        defer { probe.open() }  // a failed expectation must not leave a fetch held
         let provider = try BatchProvider { ids in try await probe.fetchMany(ids) }.coordinated()
 
         let batch = Task { try await provider.values(for: ["a", "b"]) }
         await probe.waitForCalls(1)
         let single = Task { try await provider.value(for: "b") }
-        while provider.waitersInFlight < 3 { await Task.yield() }
+        try #require(await eventually { provider.waitersInFlight == 3 }, "every request joined")
         batch.cancel()
         let error = await #expect(throws: StorageError.self) { try await batch.value }
         probe.open()
@@ -163,12 +166,13 @@ import Testing
 
     @Test func aFailedBatchFetchFailsEveryRequestWaitingOnIt() async throws {
         let probe = SourceProbe(held: true, failing: 1)
+        defer { probe.open() }  // a failed expectation must not leave a fetch held
         let provider = try BatchProvider { ids in try await probe.fetchMany(ids) }.coordinated()
 
         let batch = Task { try await provider.values(for: ["a", "b"]) }
         await probe.waitForCalls(1)
         let single = Task { try await provider.value(for: "a") }
-        while provider.waitersInFlight < 3 { await Task.yield() }
+        try #require(await eventually { provider.waitersInFlight == 3 }, "every request joined")
         probe.open()
         let batchError = await #expect(throws: StorageError.self) { try await batch.value }
         let singleError = await #expect(throws: StorageError.self) { try await single.value }

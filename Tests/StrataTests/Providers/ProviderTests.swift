@@ -362,7 +362,7 @@ final class ManualTaskExecutor: TaskExecutor {
 }
 
 /// Yields until `condition` holds, at most `attempts` times; returns whether it held.
-private func eventually(attempts: Int = 100_000, _ condition: () -> Bool) async -> Bool {
+func eventually(attempts: Int = 100_000, _ condition: () -> Bool) async -> Bool {
     for _ in 0..<attempts {
         if condition() { return true }
         await Task.yield()
