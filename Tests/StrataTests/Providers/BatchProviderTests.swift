@@ -255,6 +255,28 @@ import Testing
         #expect(probe.batches == [["n1", "n2"], ["n1", "n2"]], "the failed call was retried whole, once")
     }
 
+    /// A provider whose batch answer has the wrong number of values.
+    struct ShortProvider: AsyncProvider {
+        func value(for id: String) async throws(StorageError) -> String { id }
+        func values(for ids: [String]) async throws(StorageError) -> [String] { Array(ids.dropLast()) }
+    }
+
+    @Test func aBatchAnswerOfTheWrongLengthIsSourceFailedAtEveryLayer() async throws {
+        let cached = ShortProvider().cache(MemoryStorage<String, String>())
+        let coordinated = ShortProvider().coordinated()
+        let interjected = ShortProvider().interject { _ in nil }
+
+        let errors = [
+            await #expect(throws: StorageError.self) { try await cached.values(for: ["a", "b"]) },
+            await #expect(throws: StorageError.self) { try await coordinated.values(for: ["a", "b"]) },
+            await #expect(throws: StorageError.self) { try await interjected.values(for: ["a", "b"]) },
+        ]
+
+        #expect(errors.map { $0?.code } == [.sourceFailed, .sourceFailed, .sourceFailed])
+        #expect(errors.allSatisfy { $0?.message.contains("1 values for 2 IDs") == true })
+        #expect(coordinated.fetchesInFlight == 0)
+    }
+
     @Test func theDefaultAsksForEachIDInTurn() async throws {
         let probe = SourceProbe()
         let provider = Provider { (id: String) in try await probe.fetch(id) }
