@@ -3,7 +3,9 @@
 public enum Lifetime: Sendable, Hashable {
     /// The value never expires.
     case unlimited
-    /// The value expires after this long (always positive: an expired value has no lifetime).
+    /// The value expires after this long. Storages report only positive ones (an expired value
+    /// has no lifetime); given to a storage, for instance by an ``Expiry`` rule, zero or less
+    /// means the lifetime has already run out.
     case remaining(Duration)
 
     /// The lifetime of a value expiring at `expiry` (seconds on the same scale as `now`;
@@ -12,7 +14,15 @@ public enum Lifetime: Sendable, Hashable {
         if expiry == .infinity {
             self = .unlimited
         } else if expiry > now {
-            self = .remaining(.nanoseconds(Int64(((expiry - now) * 1e9).rounded())))
+            let nanoseconds = ((expiry - now) * 1e9).rounded()
+            // Beyond 292 years in nanoseconds, whole seconds (a lifetime given as, say,
+            // `.seconds(Int64.max)`), capped where `Duration` ends.
+            self =
+                if nanoseconds < 9e18 {
+                    .remaining(.nanoseconds(Int64(nanoseconds)))
+                } else {
+                    .remaining(.seconds(Int64(min(expiry - now, 9e18))))
+                }
         } else {
             return nil
         }

@@ -9,7 +9,8 @@ struct MemoryPolicyState<Key: Hashable> {
         @usableFromInline var hash: Int
         /// The entry's expiry when the policy last wrote it. A write in the shard alone (a value
         /// of the same cost) may have moved it later since, never earlier, so the sweep checks
-        /// the shard before removing an entry this says has expired.
+        /// the shard before removing an entry this says has expired. Reads may move it either way
+        /// when a rule renews lifetimes on reads (``MemoryPolicyState/expiriesMoveOnRead``).
         @usableFromInline var expiry: Double
 
         @inlinable
@@ -33,6 +34,8 @@ struct MemoryPolicyState<Key: Hashable> {
     @usableFromInline var draining: [PendingAccess] = []
     /// Whether an entry with a lifetime was ever stored: only then do writes sweep.
     @usableFromInline var hasExpiringEntries = false
+    /// Whether reads may change expiries, so the sweep must read each entry's in its shard.
+    @usableFromInline var expiriesMoveOnRead = false
     /// The next slot the sweep of expired entries looks at; it goes round every slot in turn.
     @usableFromInline var sweepCursor = 0
 

@@ -76,6 +76,14 @@ struct MemoryShard<Key: Hashable, Value> {
         return nextVersion
     }
 
+    /// Moves the expiry of `key`'s entry, which a read found alive: not a write, so its version
+    /// stays.
+    @inlinable
+    mutating func renew(_ key: Key, expiry: Double) {
+        guard let position = entries.index(forKey: key) else { return }
+        entries.values[position].expiry = expiry
+    }
+
     /// Buffers `access` for the policy, or drops it when the buffer is full.
     @inlinable
     mutating func record(_ access: PendingAccess) -> Recorded {

@@ -26,6 +26,12 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
     private let clock: any StorageClock
     /// The time to live given to values stored without one of their own, or `nil` for none.
     public let defaultTimeToLive: Duration?
+    /// The rules that work out each value's lifetime, or `nil` when ``defaultTimeToLive``
+    /// decides.
+    public let expiry: Expiry<Key, Value>?
+    /// The rule a read applies through a second step, or `nil`: none, or an idle time, which the
+    /// read itself renews.
+    @usableFromInline let readRule: (@Sendable (Key, Value, Lifetime) -> Lifetime)?
     /// The largest number of entries kept, or `Int.max`.
     public let maximumCount: Int
     /// The largest total cost kept, or `Int.max`.
@@ -42,6 +48,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
             unchecked: .max,
             maximumCost: .max,
             timeToLive: nil,
+            expiry: nil,
             evictionPolicy: .default,
             clock: SystemClock(),
             cost: nil,
@@ -54,7 +61,11 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
     /// - Parameters:
     ///   - maximumCount: The most entries kept; beyond it `evictionPolicy` chooses what goes.
     ///   - maximumCost: The most total cost kept. A value whose cost alone exceeds it is not kept.
-    ///   - timeToLive: How long a value lives when `set` gives it no time of its own.
+    ///   - timeToLive: How long a value lives when `set` gives it no time of its own. An update
+    ///     keeps the lifetime of the value it replaces.
+    ///   - expiry: Rules that work out each value's lifetime instead: an idle time that reads
+    ///     renew, or a lifetime read from the value (see ``Expiry``). Give this or `timeToLive`,
+    ///     not both.
     ///   - evictionPolicy: Which entries go first when a limit is reached.
     ///   - clock: The time source for expiry; inject a ``ManualClock`` in tests.
     ///   - cost: A value's cost. By default a `Data` value costs its byte count, a `String` its
@@ -63,12 +74,14 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
     ///     logged once per window at `.warning`); `nil`, the default, logs nothing.
     ///   - metrics: Where to report hits, misses, evictions, sizes and latencies (see
     ///     ``StorageMetrics``); `nil`, the default, reports nothing and costs nothing.
-    /// - Throws: ``StorageError/Code/invalidConfiguration`` when a limit or the time to live is zero
-    ///   or negative.
+    /// - Throws: ``StorageError/Code/invalidConfiguration`` when a limit, the time to live or the
+    ///   idle time of ``Expiry/afterAccess(_:)`` is zero or negative, or when both `timeToLive`
+    ///   and `expiry` are given.
     public convenience init(
         maximumCount: Int? = nil,
         maximumCost: Int? = nil,
         timeToLive: Duration? = nil,
+        expiry: Expiry<Key, Value>? = nil,
         evictionPolicy: EvictionPolicy = .default,
         clock: any StorageClock = SystemClock(),
         cost: (@Sendable (Value) -> Int)? = nil,
@@ -87,10 +100,14 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         if let timeToLive, timeToLive <= .zero {
             throw invalid("timeToLive must be positive, got \(timeToLive)")
         }
+        if let problem = expiry?.configurationProblem(withTimeToLive: timeToLive) {
+            throw invalid(problem)
+        }
         self.init(
             unchecked: maximumCount ?? .max,
             maximumCost: maximumCost ?? .max,
             timeToLive: timeToLive,
+            expiry: expiry,
             evictionPolicy: evictionPolicy,
             clock: clock,
             cost: cost,
@@ -102,12 +119,15 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         unchecked maximumCount: Int,
         maximumCost: Int,
         timeToLive: Duration?,
+        expiry: Expiry<Key, Value>?,
         evictionPolicy: EvictionPolicy,
         clock: any StorageClock,
         cost: (@Sendable (Value) -> Int)?,
         observer: StorageObserver?
     ) {
         self.observer = observer
+        self.expiry = expiry
+        self.readRule = expiry?.idleTime == nil ? expiry?.afterRead : nil
         self.maximumCount = maximumCount
         self.evictionPolicy = evictionPolicy
         self.maximumCost = maximumCost
@@ -118,7 +138,13 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         // recency serves it at the lowest cost per hit.
         let unbounded = maximumCount == .max && maximumCost == .max
         let queue = unbounded ? LRUQueue() : evictionPolicy.makeQueue(capacity: maximumCount)
-        self.cache = Cache(maximumCount: maximumCount, maximumCost: maximumCost, queue: queue)
+        self.cache = Cache(
+            maximumCount: maximumCount,
+            maximumCost: maximumCost,
+            queue: queue,
+            idleTime: expiry?.idleTime?.timeInterval ?? 0,
+            readsChangeLifetimes: expiry?.afterRead != nil
+        )
     }
 
     private static var defaultCost: @Sendable (Value) -> Int {
@@ -140,10 +166,37 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         clock.now().timeIntervalSinceReferenceDate
     }
 
-    @inlinable
-    func expiry(for timeToLive: Duration?) -> Double {
-        guard let timeToLive = timeToLive ?? defaultTimeToLive else { return .infinity }
-        return now() + timeToLive.timeInterval
+    /// The expiry the rules give `value` at `now`, created or replacing a value expiring at
+    /// `replacing`; `nil` when its lifetime has already run out.
+    func expiry(
+        _ expiry: Expiry<Key, Value>,
+        of value: Value,
+        forKey key: Key,
+        replacing: Double?,
+        now: Double
+    )
+        -> Double?
+    {
+        let lifetime =
+            if let replacing {
+                expiry.afterUpdate(key, value, .left(until: replacing, now: now))
+            } else {
+                expiry.afterCreate(key, value)
+            }
+        return lifetime.expiry(from: now)
+    }
+
+    /// Applies the read rule to a value just read, which had `found.expiry`.
+    @usableFromInline
+    func applyReadRule(
+        _ rule: @Sendable (Key, Value, Lifetime) -> Lifetime,
+        forKey key: Key,
+        found: (value: Value, version: UInt64, expiry: Double)
+    ) {
+        let now = now()
+        // A lifetime that has run out expires the value now: this read still returns it.
+        let expiry = rule(key, found.value, .left(until: found.expiry, now: now)).expiry(from: now) ?? now
+        cache.renew(forKey: key, version: found.version, expiry: expiry)
     }
 
     // MARK: Reading
@@ -153,10 +206,24 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
     /// A hit makes the entry the most recently used.
     @inlinable
     public func value(forKey key: Key) -> Value? {
+        if let readRule { return valueApplyingReadRule(readRule, forKey: key) }
         if let observer {
             return observed(.get, observer) { cache.value(forKey: key, now: now) }
         }
         return cache.value(forKey: key, now: now)
+    }
+
+    @usableFromInline
+    func valueApplyingReadRule(_ rule: @Sendable (Key, Value, Lifetime) -> Lifetime, forKey key: Key) -> Value? {
+        let found =
+            if let observer {
+                observed(.get, observer) { cache.entry(forKey: key, now: now) }
+            } else {
+                cache.entry(forKey: key, now: now)
+            }
+        guard let found else { return nil }
+        applyReadRule(rule, forKey: key, found: found)
+        return found.value
     }
 
     /// Returns the values for `keys`, in the same order, `nil` where a key has no live value;
@@ -173,6 +240,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
     }
 
     func readValues(forKeys keys: [Key]) -> [Value?] {
+        if let readRule { return keys.map { valueApplyingReadRule(readRule, forKey: $0) } }
         if let observer {
             return observed(.get, observer) { cache.values(forKeys: keys, now: now) }
         }
@@ -259,6 +327,10 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
             removeValue(forKey: key)
             return
         }
+        if timeToLive == nil, let expiry {
+            set(value, forKey: key, by: expiry)
+            return
+        }
         let cost = cost(value)
         // One reading of the clock serves the expiry and the sweep.
         let lifetime = timeToLive ?? defaultTimeToLive
@@ -290,6 +362,53 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         _ = consume removed
     }
 
+    /// Stores `value` with the lifetime the rules give it. A rule for replaced values needs the
+    /// old value's lifetime, so the write is then made only if the entry has not changed since.
+    @usableFromInline
+    func set(_ value: Value, forKey key: Key, by expiry: Expiry<Key, Value>) {
+        let cost = cost(value)
+        let start = observer?.measuresTime == true ? ContinuousClock.now : nil
+        defer {
+            if let observer {
+                publish()
+                if let start { observer.recordDuration(of: .set, since: start) }
+            }
+        }
+        while true {
+            var removed = cache.makeRemoved()
+            let now = now()
+            var version: UInt64 = 0
+            var replacing: Double?
+            if expiry.hasUpdateRule {
+                let current = cache.versionedValue(forKey: key, now: now)
+                version = current.version
+                replacing = current.value == nil ? nil : current.expiry
+            }
+            let newExpiry = self.expiry(expiry, of: value, forKey: key, replacing: replacing, now: now)
+            if expiry.hasUpdateRule {
+                let committed = cache.commit(
+                    newExpiry == nil ? nil : value,
+                    forKey: key,
+                    ifVersion: version,
+                    now: now,
+                    cost: cost,
+                    expiry: newExpiry ?? now,
+                    removed: &removed
+                )
+                cache.publish(removed)
+                if committed { return }
+            } else {
+                if let newExpiry {
+                    cache.set(value, forKey: key, cost: cost, expiry: newExpiry, now: { now }, removed: &removed)
+                } else {
+                    cache.removeValue(forKey: key, removed: &removed)
+                }
+                cache.publish(removed)
+                return
+            }
+        }
+    }
+
     /// Stores every value in `entries` under its key, in order, with the default time to live:
     /// the eviction policy's lock is taken once for all of them.
     public func setValues(_ entries: [(key: Key, value: Value)]) {
@@ -313,17 +432,27 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
             for entry in entries { removeValue(forKey: entry.key) }
             return
         }
+        if timeToLive == nil, let expiry, expiry.hasUpdateRule {
+            // Each value's lifetime may depend on the one it replaces: one write at a time.
+            for entry in entries { set(entry.value, forKey: entry.key, by: expiry) }
+            return
+        }
         let costs = entries.map { cost($0.value) }
         let lifetime = timeToLive ?? defaultTimeToLive
-        let current = lifetime == nil ? 0 : now()
-        let expiry = lifetime.map { current + $0.timeInterval } ?? .infinity
+        let current = lifetime == nil && expiry == nil ? 0 : now()
+        let expiries: [Double?] =
+            if timeToLive == nil, let expiry {
+                entries.map { self.expiry(expiry, of: $0.value, forKey: $0.key, replacing: nil, now: current) }
+            } else {
+                Array(repeating: lifetime.map { current + $0.timeInterval } ?? .infinity, count: entries.count)
+            }
         var removed = cache.makeRemoved()
         let start = observer?.measuresTime == true ? ContinuousClock.now : nil
         cache.setValues(
             entries,
             costs: costs,
-            expiry: expiry,
-            now: { lifetime == nil ? now() : current },
+            expiries: expiries,
+            now: { lifetime == nil && expiry == nil ? now() : current },
             removed: &removed
         )
         if let observer {
@@ -457,13 +586,29 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
                 )
             }
             if let timeToLive, timeToLive <= .zero { updated = nil }
-            let newCost = updated.map(cost)
-            // A value that replaces a live one keeps its lifetime unless `timeToLive` gives one;
-            // a new one gets `timeToLive` or the default.
-            let expiry =
-                if let timeToLive { now + timeToLive.timeInterval } else if current != nil { currentExpiry } else {
-                    expiry(for: nil)
+            // A value that replaces a live one keeps its lifetime unless `timeToLive` or the
+            // rules give one; a new one gets `timeToLive`, the rules' or the default.
+            var expiry = Double.infinity
+            if let timeToLive {
+                expiry = now + timeToLive.timeInterval
+            } else if let rules = self.expiry, let value = updated {
+                if let ruled = self.expiry(
+                    rules,
+                    of: value,
+                    forKey: key,
+                    replacing: current == nil ? nil : currentExpiry,
+                    now: now
+                ) {
+                    expiry = ruled
+                } else {
+                    updated = nil
                 }
+            } else if current != nil {
+                expiry = currentExpiry
+            } else if let defaultTimeToLive {
+                expiry = now + defaultTimeToLive.timeInterval
+            }
+            let newCost = updated.map(cost)
             let committed = cache.commit(
                 updated,
                 forKey: key,

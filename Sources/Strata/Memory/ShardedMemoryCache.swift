@@ -36,6 +36,9 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
     /// Who listens to removals; every change that removes values collects them only while
     /// someone does.
     @usableFromInline let removals = RemovalBroadcast<Key, Value>()
+    /// The idle time, in seconds, that a read renews an entry's lifetime to, or 0 when reads
+    /// leave lifetimes alone (``Expiry/afterAccess(_:)``).
+    @usableFromInline let idleTime: Double
 
     /// Four shards per core, a power of two from 4 to 64: two readers rarely meet on one lock.
     static var defaultShardCount: Int {
@@ -45,8 +48,20 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
         return count
     }
 
-    init(maximumCount: Int, maximumCost: Int, queue: any EvictionQueue, shardCount: Int = defaultShardCount) {
+    /// Creates an empty cache. `idleTime` (seconds, 0 for none) renews an entry's lifetime on
+    /// every read; `readsChangeLifetimes` says whether reads may change lifetimes at all (an idle
+    /// time, or a rule the storage applies through ``renew(forKey:version:expiry:)``), so that
+    /// the sweep does not trust the policy's copy of an expiry.
+    init(
+        maximumCount: Int,
+        maximumCost: Int,
+        queue: any EvictionQueue,
+        idleTime: Double = 0,
+        readsChangeLifetimes: Bool = false,
+        shardCount: Int = defaultShardCount
+    ) {
         precondition(shardCount > 0 && shardCount <= 64 && shardCount & (shardCount - 1) == 0)
+        self.idleTime = idleTime
         let lockSize = PlatformMutex.size
         let alignment = max(MemoryLayout<Shard>.alignment, PlatformMutex.alignment)
         let cacheLine = 128
@@ -59,7 +74,12 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
             PlatformMutex.initialize(cell)
             (cell + shardOffset).bindMemory(to: Shard.self, capacity: 1).initialize(to: Shard())
         }
-        policy = LockedState(Policy(maximumCount: maximumCount, maximumCost: maximumCost, queue: queue))
+        var state = Policy(maximumCount: maximumCount, maximumCost: maximumCost, queue: queue)
+        if readsChangeLifetimes || idleTime > 0 {
+            state.hasExpiringEntries = true
+            state.expiriesMoveOnRead = true
+        }
+        policy = LockedState(state)
     }
 
     deinit {
@@ -107,40 +127,65 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
     /// miss and is removed.
     @inlinable
     func value(forKey key: Key, now: () -> Double) -> Value? {
+        entry(forKey: key, now: now)?.value
+    }
+
+    /// Returns the live value for `key` with its version and expiry (after the idle time renewed
+    /// it), counting a hit or a miss. An expired entry reads as a miss and is removed.
+    @inlinable
+    func entry(forKey key: Key, now: () -> Double) -> (value: Value, version: UInt64, expiry: Double)? {
         let hash = key.hashValue
         let index = shardIndex(ofHash: hash)
         var expiredVersion: UInt64 = 0
         var drain = false
-        let value: Value? = withShard(index) { shard in
+        let found: (value: Value, version: UInt64, expiry: Double)? = withShard(index) { shard in
             let access: PendingAccess
-            let value: Value?
+            let found: (value: Value, version: UInt64, expiry: Double)?
             if let entry = shard.entries[key] {
-                if entry.expiry != .infinity, entry.expiry <= now() {
-                    shard.misses &+= 1
-                    expiredVersion = entry.version
-                    return nil
+                var expiry = entry.expiry
+                if expiry != .infinity {
+                    let current = now()
+                    if expiry <= current {
+                        shard.misses &+= 1
+                        expiredVersion = entry.version
+                        return nil
+                    }
+                    if idleTime > 0 {
+                        expiry = current + idleTime
+                        shard.renew(key, expiry: expiry)
+                    }
                 }
                 shard.hits &+= 1
                 access = PendingAccess(slot: entry.slot, hash: hash)
-                value = entry.value
+                found = (entry.value, entry.version, expiry)
             } else {
                 shard.misses &+= 1
                 access = PendingAccess(slot: -1, hash: hash)
-                value = nil
+                found = nil
             }
             switch shard.record(access) {
             case .buffered: break
             case .first: markPending(index)
             case .drainable: drain = true
             }
-            return value
+            return found
         }
         if expiredVersion != 0 {
             removeExpired(forKey: key, hash: hash, version: expiredVersion)
         } else if drain {
             drainIfAvailable()
         }
-        return value
+        return found
+    }
+
+    /// Gives the entry for `key` a new expiry if it still has `version`: a lifetime that a rule
+    /// worked out after a read. Not a write: the version stays.
+    func renew(forKey key: Key, version: UInt64, expiry: Double) {
+        withShard(shardIndex(ofHash: key.hashValue)) { shard in
+            guard let position = shard.entries.index(forKey: key), shard.entries.values[position].version == version
+            else { return }
+            shard.entries.values[position].expiry = expiry
+        }
     }
 
     /// Returns the live values for `keys`, in their order, counting a hit or a miss for each:
@@ -184,6 +229,7 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
                                 expired.append((position, entry.version))
                                 continue
                             }
+                            if idleTime > 0 { shard.renew(keys[position], expiry: current + idleTime) }
                         }
                         shard.hits &+= 1
                         access = PendingAccess(slot: entry.slot, hash: hash)
@@ -208,18 +254,22 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
     }
 
     /// Stores every entry under the policy's lock, taken once, in order, evicting after each as
-    /// `set` does.
+    /// `set` does; an entry whose expiry is `nil` (its lifetime has run out) removes its key.
     @inlinable
     func setValues(
         _ entries: [(key: Key, value: Value)],
         costs: [Int],
-        expiry: Double,
+        expiries: [Double?],
         now: () -> Double,
         removed: inout Removed
     ) {
         policy.withLock { policy in
             drainPending(&policy)
             for (position, entry) in entries.enumerated() {
+                guard let expiry = expiries[position] else {
+                    remove(entry.key, hash: entry.key.hashValue, from: &policy, removed: &removed)
+                    continue
+                }
                 store(
                     entry.value,
                     forKey: entry.key,
@@ -329,7 +379,10 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
         // in its shard alone, and the policy hears of it later, as of a read.
         var drain = false
         let replaced = withShard(index) { shard in
-            guard let position = shard.entries.index(forKey: key), shard.entries.values[position].cost == cost else {
+            // An expiry moved earlier goes through the policy, whose copy the sweep trusts.
+            guard let position = shard.entries.index(forKey: key), shard.entries.values[position].cost == cost,
+                shard.entries.values[position].expiry <= expiry
+            else {
                 return false
             }
             let slot = shard.entries.values[position].slot
@@ -511,15 +564,24 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
             let slot = policy.sweepCursor
             policy.sweepCursor += 1
             // The policy's copy of the expiry first: most entries it names are alive, and this
-            // needs no shard lock.
-            guard let occupant = policy.occupants[slot], occupant.expiry <= now else { continue }
+            // needs no shard lock. When reads move expiries, the copy may be later than the
+            // entry's, so the shard is asked every time.
+            guard let occupant = policy.occupants[slot], policy.expiriesMoveOnRead || occupant.expiry <= now else {
+                continue
+            }
+            var alive = occupant.expiry
             let expired = withShard(shardIndex(ofHash: occupant.hash)) { shard -> Entry? in
-                guard let entry = shard.entries[occupant.key], entry.slot == slot, entry.expiry <= now else {
+                guard let entry = shard.entries[occupant.key], entry.slot == slot else { return nil }
+                guard entry.expiry <= now else {
+                    alive = entry.expiry
                     return nil
                 }
                 return shard.entries.removeValue(forKey: occupant.key)
             }
-            guard let expired else { continue }
+            guard let expired else {
+                policy.occupants[slot]?.expiry = alive
+                continue
+            }
             removed.append(expired.value, key: occupant.key, cause: .expired)
             policy.release(slot: slot, cost: expired.cost)
             policy.statistics.expirations &+= 1

@@ -1,0 +1,131 @@
+/// How long each value lives, worked out per entry: when it is created, when it is replaced and,
+/// optionally, each time it is read.
+///
+/// Give one to ``MemoryStorage`` or ``DiskStorage`` instead of a single time to live when values
+/// should not all live as long: an idle time that each use renews (``afterAccess(_:)``), or a
+/// lifetime read from the value itself, such as an HTTP response's `max-age`:
+///
+/// ```swift
+/// struct Response: Sendable {
+///     var body: Data
+///     var maxAge: Duration?
+/// }
+///
+/// let responses = try MemoryStorage<String, Response>(
+///     expiry: Expiry { _, response in
+///         response.maxAge.map(Lifetime.remaining) ?? .unlimited
+///     }
+/// )
+/// let sessions = try MemoryStorage<String, Data>(expiry: .afterAccess(.seconds(900)))
+/// ```
+///
+/// Each rule answers a ``Lifetime``: ``Lifetime/unlimited`` for a value that never expires, or
+/// ``Lifetime/remaining(_:)`` for one that expires after that long. A lifetime of zero or less
+/// has already run out, as everywhere in Strata: a value created or replaced with one is not
+/// stored (and the older value is removed); a value read with one is returned, and expires at
+/// once.
+///
+/// The rules run without any of the storage's locks held, on the task that reads or writes, so
+/// they may take time, but they should be quick and must not throw: work out a fallback (the
+/// storage's usual lifetime, say) rather than fail a write. A time to live given to one call
+/// (`set(_:forKey:timeToLive:)`) is used as it is, and the rules are not asked.
+public struct Expiry<Key, Value>: Sendable {
+    /// The lifetime of a value stored for a key that had none.
+    public let afterCreate: @Sendable (_ key: Key, _ value: Value) -> Lifetime
+    /// The lifetime of a value that replaces a live one, given what the old one had left.
+    public let afterUpdate: @Sendable (_ key: Key, _ value: Value, _ current: Lifetime) -> Lifetime
+    /// The lifetime of a value after it is read, given what it had left, or `nil` when reads
+    /// leave lifetimes alone.
+    public let afterRead: (@Sendable (_ key: Key, _ value: Value, _ current: Lifetime) -> Lifetime)?
+    /// The idle time of ``afterAccess(_:)``, which the storages renew inside their read, without
+    /// calling a closure.
+    let idleTime: Duration?
+
+    /// An expiry worked out by your rules.
+    ///
+    /// - Parameters:
+    ///   - afterCreate: The lifetime of a value stored for a key that had no live value.
+    ///   - afterUpdate: The lifetime of a value that replaces a live one, given the lifetime the
+    ///     old value had left. By default, `afterCreate` decides, so a replaced value starts a
+    ///     lifetime of its own, as a new one does.
+    ///   - afterRead: The lifetime of a value after each read that counts as a use (not
+    ///     `peekValue`, `containsValue` or `lifetime(forKey:)`), given what it had left. By
+    ///     default, reads leave lifetimes alone and cost nothing more.
+    public init(
+        afterCreate: @escaping @Sendable (_ key: Key, _ value: Value) -> Lifetime,
+        afterUpdate: (@Sendable (_ key: Key, _ value: Value, _ current: Lifetime) -> Lifetime)? = nil,
+        afterRead: (@Sendable (_ key: Key, _ value: Value, _ current: Lifetime) -> Lifetime)? = nil
+    ) {
+        self.afterCreate = afterCreate
+        self.afterUpdate = afterUpdate ?? { key, value, _ in afterCreate(key, value) }
+        self.afterRead = afterRead
+        self.idleTime = nil
+        self.writeTime = nil
+        self.hasUpdateRule = afterUpdate != nil
+    }
+
+    private init(idleTime: Duration) {
+        self.afterCreate = { _, _ in .remaining(idleTime) }
+        self.afterUpdate = { _, _, _ in .remaining(idleTime) }
+        self.afterRead = { _, _, _ in .remaining(idleTime) }
+        self.idleTime = idleTime
+        self.writeTime = nil
+        self.hasUpdateRule = false
+    }
+
+    private init(writeTime: Duration) {
+        self.init { _, _ in .remaining(writeTime) }
+        self.writeTime = writeTime
+    }
+
+    /// The time to live of ``afterWrite(_:)``, kept to check it.
+    private(set) var writeTime: Duration?
+
+    /// Whether ``afterUpdate`` is a rule of its own, which needs the old value's lifetime; when
+    /// it is not, a write need not look at the old value first.
+    let hasUpdateRule: Bool
+
+    /// Values expire `idleTime` after they were last written or read: a cache of sessions or
+    /// connections that drops what nobody uses. Reads that do not count as a use (`peekValue`,
+    /// `containsValue`, `lifetime(forKey:)`) do not renew a value.
+    public static func afterAccess(_ idleTime: Duration) -> Expiry {
+        Expiry(idleTime: idleTime)
+    }
+
+    /// Values expire `timeToLive` after they were last written: the storages' `timeToLive`
+    /// parameter, as an expiry.
+    public static func afterWrite(_ timeToLive: Duration) -> Expiry {
+        Expiry(writeTime: timeToLive)
+    }
+
+    /// Why a storage cannot take this expiry with `timeToLive` beside it, or `nil` when it can.
+    package func configurationProblem(withTimeToLive timeToLive: Duration?) -> String? {
+        if let timeToLive {
+            return "give timeToLive (\(timeToLive)) or expiry, not both"
+        }
+        if let idleTime, idleTime <= .zero {
+            return "the idle time of Expiry.afterAccess must be positive, got \(idleTime)"
+        }
+        if let writeTime, writeTime <= .zero {
+            return "the time to live of Expiry.afterWrite must be positive, got \(writeTime)"
+        }
+        return nil
+    }
+}
+
+extension Lifetime {
+    /// The expiry of a value given this lifetime at `now` (seconds on the same scale), or `nil`
+    /// when the lifetime has already run out.
+    package func expiry(from now: Double) -> Double? {
+        switch self {
+        case .unlimited: .infinity
+        case .remaining(let duration): duration > .zero ? now + duration.timeInterval : nil
+        }
+    }
+
+    /// The lifetime left at `now` of a value expiring at `expiry`, where a value that has
+    /// expired has a lifetime of zero.
+    package static func left(until expiry: Double, now: Double) -> Lifetime {
+        Lifetime(expiry: expiry, now: now) ?? .remaining(.zero)
+    }
+}
