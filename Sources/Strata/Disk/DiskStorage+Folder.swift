@@ -301,14 +301,15 @@ extension DiskStorage {
                 header = try DiskRecordHeader.decode(prefix.bytes)
             }
             guard prefix.fileSize == header.size + header.payloadLength else { throw .truncated }
-            if header.expiry <= now { return .expired }
+            let expiry = liveUntil(header, modified: prefix.modified)
+            if expiry <= now { return .expired }
             return .value(
                 Scanned(
                     key: header.key,
                     relativePath: relativePath,
                     size: prefix.fileSize,
                     modified: prefix.modified,
-                    expiry: header.expiry
+                    expiry: expiry
                 )
             )
         } catch {

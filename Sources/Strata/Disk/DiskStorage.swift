@@ -129,6 +129,17 @@ public final class DiskStorage: Sendable {
         if let timeToLive = options.timeToLive, timeToLive <= .zero {
             throw invalid("timeToLive must be positive, got \(timeToLive)")
         }
+        if let expiry = options.expiry {
+            if let problem = expiry.configurationProblem(withTimeToLive: options.timeToLive) {
+                throw invalid(problem)
+            }
+            if expiry.afterRead != nil, expiry.idleTime == nil {
+                throw invalid(
+                    "an Expiry with an afterRead rule would rewrite a file on every read; DiskStorage renews "
+                        + "lifetimes on reads only with Expiry.afterAccess, kept in each file's modification time"
+                )
+            }
+        }
         let maximumCount = options.maximumCount ?? .max
         state = LockedState(
             State(
@@ -243,6 +254,44 @@ public final class DiskStorage: Sendable {
         case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
         default: 0
         }
+    }
+
+    /// Until when the value of a file with `header`, last modified at `modified`, lives: its
+    /// header's expiry, or with an idle time, that many seconds after it was last used, if later.
+    func liveUntil(_ header: DiskRecordHeader, modified: Double) -> Double {
+        idleTime > 0 ? max(header.expiry, modified + idleTime) : header.expiry
+    }
+
+    /// The idle time of ``Options/expiry``, in seconds, or 0 when reads do not renew lifetimes.
+    var idleTime: Double {
+        options.expiry?.idleTime?.timeInterval ?? 0
+    }
+
+    /// How long after the last touch of a file a read touches it again: the recency resolution,
+    /// or a sixteenth of the idle time when that is shorter.
+    var touchInterval: Double {
+        let resolution = options.recencyResolution.timeInterval
+        return idleTime > 0 ? min(resolution, idleTime / 16) : resolution
+    }
+
+    /// The expiry the rules give `value` at `now`, created or replacing a value that lives until
+    /// `replacing`; `nil` when its lifetime has already run out.
+    func expiry(
+        _ rules: Expiry<String, Data>,
+        of value: Data,
+        forKey key: String,
+        replacing: Double?,
+        now: Double
+    )
+        -> Double?
+    {
+        let lifetime =
+            if let replacing {
+                rules.afterUpdate(key, value, .left(until: replacing, now: now))
+            } else {
+                rules.afterCreate(key, value)
+            }
+        return lifetime.expiry(from: now)
     }
 
     private func now() -> Double {
@@ -376,7 +425,7 @@ public final class DiskStorage: Sendable {
             found = probed
         }
         let now = now()
-        if found.header.expiry <= now {
+        if liveUntil(found.header, modified: found.file.modified) <= now {
             try removeExpired(key, digest: digest(fromRelativePath: found.relativePath), found: found)
             return nil
         }
@@ -384,12 +433,15 @@ public final class DiskStorage: Sendable {
             guard recordingUse else { return state.cache.index[key] != nil ? false : nil }
             state.statistics.hits &+= 1
             guard let entry = state.cache.recordAccess(forKey: key) else { return nil }
-            return now - entry.touched > options.recencyResolution.timeInterval
+            return now - entry.touched > touchInterval
         }
         switch shouldTouch {
         case true?:
             SystemCalls.touch(absolutePath(found.relativePath), at: now)
-            state.withLock { state in state.cache.modifyValue(forKey: key) { $0.touched = now } }
+            state.withLock { state in
+                state.cache.modifyValue(forKey: key) { $0.touched = now }
+                if idleTime > 0 { state.cache.renew(forKey: key, expiry: max(found.header.expiry, now + idleTime)) }
+            }
         case false?:
             break
         case nil:
@@ -444,7 +496,8 @@ public final class DiskStorage: Sendable {
                 guard state.cache.version(forKey: key, now: -.infinity) == 0 else { return }
                 let size = found.file.bytes.count
                 let entry = Entry(relativePath: found.relativePath, size: size, touched: found.file.modified)
-                state.cache.set(entry, forKey: key, cost: size, expiry: found.header.expiry, removed: &removed)
+                let expiry = liveUntil(found.header, modified: found.file.modified)
+                state.cache.set(entry, forKey: key, cost: size, expiry: expiry, removed: &removed)
                 state.owners[found.relativePath] = key
             }
         }
@@ -644,12 +697,23 @@ public final class DiskStorage: Sendable {
         let key = try normalizedKey(key)
         let digest = knownPath(forKey: key).map(digest(fromRelativePath:)) ?? digest(of: key)
         let now = now()
-        let lifetime = timeToLive ?? options.timeToLive
+        let expiry: Double
+        if timeToLive == nil, let rules = options.expiry {
+            // The rules run before any lock is taken; the old value's lifetime is the index's.
+            let replacing = state.withLock { $0.cache.expiry(forKey: key) }.flatMap { $0 > now ? $0 : nil }
+            guard let ruled = self.expiry(rules, of: value, forKey: key, replacing: replacing, now: now) else {
+                try removeValue(forKey: key)
+                return
+            }
+            expiry = ruled
+        } else {
+            expiry = (timeToLive ?? options.timeToLive).map { now + $0.timeInterval } ?? .infinity
+        }
         let header = DiskRecordHeader(
             key: key,
             payloadLength: value.count,
             created: now,
-            expiry: lifetime.map { now + $0.timeInterval } ?? .infinity,
+            expiry: expiry,
             payloadChecksum: DiskRecordHeader.checksum(ofPayload: value)
         )
         let size = header.size + value.count
@@ -671,6 +735,8 @@ public final class DiskStorage: Sendable {
         try stripe(for: digest).withLock { () throws(StorageError) in
             let relativePath = try claimPath(for: key, digest: digest, addingSize: size)
             try write(encodedHeader, value, to: relativePath, key: key)
+            // The idle time runs from the file's modification time, on the storage's clock.
+            if idleTime > 0 { SystemCalls.touch(absolutePath(relativePath), at: now) }
             state.withLock { state in
                 state.statistics.writes &+= 1
                 let entry = Entry(relativePath: relativePath, size: size, touched: now)
@@ -1045,7 +1111,7 @@ public final class DiskStorage: Sendable {
         let digest = digest(of: key)
         let before = try find(key, digest: digest)
         let now = now()
-        let live = before.flatMap { $0.header.expiry > now ? $0 : nil }
+        let live = before.flatMap { liveUntil($0.header, modified: $0.file.modified) > now ? $0 : nil }
         let value = live.map { found in Data(found.file.bytes[found.payload]) }
         return UpdateRead(key: key, digest: digest, before: before, now: now, timeToLive: timeToLive, value: value)
     }
@@ -1054,6 +1120,14 @@ public final class DiskStorage: Sendable {
     /// still the one `read` saw; `false` when another writer got there first.
     func commitUpdate(_ read: UpdateRead, value: Data?) throws(StorageError) -> Bool {
         let (key, digest, before) = (read.key, read.digest, read.before)
+        var value = value
+        // The rules run before the stripe's lock is taken.
+        var ruled: Double?
+        if read.timeToLive == nil, let rules = options.expiry, let written = value {
+            let replacing = read.value == nil ? nil : before.map { liveUntil($0.header, modified: $0.file.modified) }
+            ruled = expiry(rules, of: written, forKey: key, replacing: replacing, now: read.now)
+            if ruled == nil { value = nil }
+        }
         var removed = makeRemoved()
         let wrote = try stripe(for: digest).withLock { () throws(StorageError) -> Bool in
             let current = try find(key, digest: digest, stripeHeld: true)
@@ -1064,9 +1138,10 @@ public final class DiskStorage: Sendable {
                 // A value that replaces a live one keeps its expiry unless the update gives one;
                 // a new one gets the update's time to live or the default.
                 let expiry =
-                    if let timeToLive = read.timeToLive { read.now + timeToLive.timeInterval } else if read.value != nil
-                    {
-                        before?.header.expiry
+                    if let timeToLive = read.timeToLive { read.now + timeToLive.timeInterval } else if let ruled {
+                        ruled
+                    } else if read.value != nil {
+                        before.map { liveUntil($0.header, modified: $0.file.modified) }
                     } else { Double?.none }
                 try setLocked(value, key: key, digest: digest, now: read.now, expiry: expiry, removed: &removed)
             } else if let current {
@@ -1123,6 +1198,7 @@ public final class DiskStorage: Sendable {
         }
         let relativePath = try claimPath(for: key, digest: digest, addingSize: size)
         try write(header.encoded(), value, to: relativePath, key: key)
+        if idleTime > 0 { SystemCalls.touch(absolutePath(relativePath), at: now) }
         state.withLock { state in
             state.statistics.writes &+= 1
             let entry = Entry(relativePath: relativePath, size: size, touched: now)

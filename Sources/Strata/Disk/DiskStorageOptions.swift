@@ -60,6 +60,17 @@ extension DiskStorage {
         public var maximumCount: Int?
         /// How long a value lives when `set` gives it no time of its own; `nil` for forever.
         public var timeToLive: Duration?
+        /// Rules that work out each value's lifetime instead of ``timeToLive``: one read from the
+        /// value when it is written (``Expiry/init(afterCreate:afterUpdate:afterRead:)`` without
+        /// `afterRead`), or an idle time that reads renew (``Expiry/afterAccess(_:)``).
+        ///
+        /// Lifetimes worked out on writes are kept in each file's header. An idle time is kept in
+        /// the file's modification time, which a read moves forward once a sixteenth of the idle
+        /// time (or ``recencyResolution``, if shorter) has passed since the last: so a value read
+        /// now and then may expire up to that much early, and other processes and a reopened
+        /// storage see the same lifetimes. A rule for reads other than an idle time is refused,
+        /// since a read would have to rewrite the file. Give this or ``timeToLive``, not both.
+        public var expiry: Expiry<String, Data>?
         /// When `true`, every write syncs the file and its folder (and the parent of any folder it
         /// creates) before returning, so an acknowledged write survives power loss; on Apple
         /// platforms with `F_FULLFSYNC`, which flushes the drive's cache. Off by default: writes

@@ -133,6 +133,17 @@ struct MemoryCacheState<Key: Hashable, Value> {
         slots[slot] = entry
     }
 
+    /// Moves the expiry of `key`'s entry, without counting a write or changing recency.
+    mutating func renew(forKey key: Key, expiry: Double) {
+        guard let slot = index[key], slots[slot] != nil else { return }
+        slots[slot]?.expiry = expiry
+    }
+
+    /// The expiry of `key`'s entry, if it has one, live or not.
+    func expiry(forKey key: Key) -> Double? {
+        index[key].flatMap { slots[$0]?.expiry }
+    }
+
     func version(forKey key: Key, now: Double) -> UInt64 {
         guard let slot = index[key], let entry = slots[slot], entry.expiry > now else { return 0 }
         return entry.version
