@@ -21,6 +21,7 @@ extension Benchmark {
         [
             memoryGetHit, memoryGetHitNSCache, memoryGetMiss, memoryGetMissNSCache, memorySet, memorySetNSCache,
             memorySetEvicting, memorySetEvictingNSCache, memorySetExpiring, memoryMappedGetHit, memoryHotGetHit,
+            memoryGetHitIdle,
         ]
     }
 
@@ -35,6 +36,26 @@ extension Benchmark {
                 operations: probes.count,
                 subject: { readAll(probes, from: storage) },
                 baseline: { readAll(probes, from: dictionary) }
+            )
+        }
+    }
+
+    /// The reads of `memory.get.hit` from a storage whose values expire after an hour without a
+    /// use (`Expiry.afterAccess`): each hit reads the clock and renews the entry's lifetime. The
+    /// same reads from a storage without lifetimes run in the same rounds as the reference.
+    static var memoryGetHitIdle: Benchmark {
+        Benchmark(name: "memory.get.hit.idle", baseline: MutexDictionary.name) {
+            let data = DataSet.standard
+            let storage = MemoryStorage<String, Data>.filled(with: data)
+            let idle = try MemoryStorage<String, Data>(expiry: .afterAccess(.seconds(3600)))
+            for (key, value) in zip(data.keys, data.values) { idle.set(value, forKey: key) }
+            let dictionary = MutexDictionary.filled(with: data)
+            let probes = data.randomIndices(memoryOperations).map { data.keys[$0] }
+            return Workloads(
+                operations: probes.count,
+                subject: { readAll(probes, from: idle) },
+                baseline: { readAll(probes, from: dictionary) },
+                reference: ("memory.get.hit", { readAll(probes, from: storage) })
             )
         }
     }
@@ -342,6 +363,14 @@ extension Goal {
             },
             Goal(description: "memory.set.expiring at most 1.3x memory.set.evicting") { results in
                 guard let result = results["memory.set.expiring"], let reference = result.reference else { return nil }
+                let ratio = result.nanosecondsPerOperation / reference.nanosecondsPerOperation
+                return (
+                    ratio <= 1.3,
+                    "\(format(ratio, 2))x (\(format(result.nanosecondsPerOperation, 1)) ns against \(format(reference.nanosecondsPerOperation, 1)) ns)"
+                )
+            },
+            Goal(description: "memory.get.hit.idle at most 1.3x memory.get.hit") { results in
+                guard let result = results["memory.get.hit.idle"], let reference = result.reference else { return nil }
                 let ratio = result.nanosecondsPerOperation / reference.nanosecondsPerOperation
                 return (
                     ratio <= 1.3,

@@ -89,6 +89,34 @@ import Testing
         #expect(sessions.value(forKey: "s1") == nil)
     }
 
+    @Test func expiry() throws {
+        let page = Data("<html></html>".utf8)
+        // README: expiry
+        // Sessions that nobody uses for 15 minutes go; each read or write renews them.
+        let sessions = try MemoryStorage<String, Data>(expiry: .afterAccess(.seconds(900)))
+
+        // Each response lives as long as its own max-age says; none stores nothing.
+        struct Response: Sendable {
+            var body: Data
+            var maxAge: Duration?
+        }
+        let responses = try MemoryStorage<String, Response>(
+            expiry: Expiry { _, response in
+                response.maxAge.map(Lifetime.remaining) ?? .remaining(.zero)
+            }
+        )
+        responses.set(Response(body: page, maxAge: .seconds(60)), forKey: "/index.html")
+        print(responses.lifetime(forKey: "/index.html") ?? "gone")  // remaining(60.0 seconds)
+
+        var options = DiskStorage.Options()
+        options.expiry = .afterAccess(.seconds(86_400))  // kept in each file's modification time
+        // README end
+        #expect(sessions.expiry != nil)
+        #expect(options.expiry != nil)
+        responses.set(Response(body: page, maxAge: nil), forKey: "/index.html")
+        #expect(responses.value(forKey: "/index.html") == nil)
+    }
+
     /// Compiled, not run: it writes to the user's caches folder.
     func diskStorage(png: Data) async throws {
         // README: disk
