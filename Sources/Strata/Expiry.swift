@@ -39,7 +39,7 @@ public struct Expiry<Key, Value>: Sendable {
     public let afterRead: (@Sendable (_ key: Key, _ value: Value, _ current: Lifetime) -> Lifetime)?
     /// The idle time of ``afterAccess(_:)``, which the storages renew inside their read, without
     /// calling a closure.
-    let idleTime: Duration?
+    package let idleTime: Duration?
 
     /// An expiry worked out by your rules.
     ///
@@ -83,7 +83,7 @@ public struct Expiry<Key, Value>: Sendable {
 
     /// Whether ``afterUpdate`` is a rule of its own, which needs the old value's lifetime; when
     /// it is not, a write need not look at the old value first.
-    let hasUpdateRule: Bool
+    package let hasUpdateRule: Bool
 
     /// Values expire `idleTime` after they were last written or read: a cache of sessions or
     /// connections that drops what nobody uses. Reads that do not count as a use (`peekValue`,
@@ -96,6 +96,27 @@ public struct Expiry<Key, Value>: Sendable {
     /// parameter, as an expiry.
     public static func afterWrite(_ timeToLive: Duration) -> Expiry {
         Expiry(writeTime: timeToLive)
+    }
+
+    /// The expiry (seconds on the scale of `now`, infinite for never) of `value` written for
+    /// `key` at `now`, new or replacing a value that lived until `replacing`; `nil` when its
+    /// lifetime has already run out.
+    package func expiry(of value: Value, forKey key: Key, replacing: Double?, now: Double) -> Double? {
+        let lifetime =
+            if let replacing {
+                afterUpdate(key, value, .left(until: replacing, now: now))
+            } else {
+                afterCreate(key, value)
+            }
+        return lifetime.expiry(from: now)
+    }
+
+    /// Why a storage that keeps lifetimes only as written, and cannot renew them on reads,
+    /// cannot take this expiry; `nil` when it can.
+    package func problemWithoutReadRules(in storage: String) -> String? {
+        guard afterRead != nil else { return nil }
+        return "\(storage) cannot renew lifetimes on reads (each read would be a write); give an Expiry "
+            + "without an afterRead rule, or put a MemoryStorage with Expiry.afterAccess in front of it"
     }
 
     /// Why a storage cannot take this expiry with `timeToLive` beside it, or `nil` when it can.

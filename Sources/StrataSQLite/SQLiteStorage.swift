@@ -65,6 +65,14 @@ public final class SQLiteStorage: Sendable {
         if let timeToLive = options.timeToLive, timeToLive <= .zero {
             throw invalid("timeToLive must be positive, got \(timeToLive)")
         }
+        if let expiry = options.expiry {
+            if let problem = expiry.configurationProblem(withTimeToLive: options.timeToLive) {
+                throw invalid(problem)
+            }
+            if expiry.idleTime == nil, let problem = expiry.problemWithoutReadRules(in: "SQLiteStorage") {
+                throw invalid(problem)
+            }
+        }
         if options.maximumReaderCount < 1 {
             throw invalid("maximumReaderCount must be at least 1, got \(options.maximumReaderCount)")
         }
@@ -188,6 +196,36 @@ public final class SQLiteStorage: Sendable {
         (timeToLive ?? options.timeToLive).map { now + $0.timeInterval }
     }
 
+    /// The idle time of ``Options/expiry``, in seconds, or 0 when reads do not renew lifetimes.
+    var idleTime: Double {
+        options.expiry?.idleTime?.timeInterval ?? 0
+    }
+
+    /// How stale a value's access time may be before a read records the access: the recency
+    /// resolution, or a sixteenth of the idle time when that is shorter.
+    var touchInterval: Double {
+        let resolution = options.recencyResolution.timeInterval
+        return idleTime > 0 ? min(resolution, idleTime / 16) : resolution
+    }
+
+    /// The expiry column the rules give `value` written for `key` in `db` at `now` (`nil` for
+    /// never), or `.none` when its lifetime has already run out. With a rule for replaced values,
+    /// reads the live value's expiry first.
+    func ruledExpiry(
+        _ rules: Expiry<String, Data>,
+        _ db: Database,
+        value: Data,
+        key: String,
+        now: Double
+    ) throws -> Double?? {
+        var replacing: Double?
+        if rules.hasUpdateRule, let row = try readRow(db, key: key), row.expiry.map({ $0 > now }) ?? true {
+            replacing = row.expiry ?? .infinity
+        }
+        guard let expiry = rules.expiry(of: value, forKey: key, replacing: replacing, now: now) else { return .none }
+        return .some(expiry.isFinite ? expiry : nil)
+    }
+
     // MARK: Reading
 
     /// A row as read: the value, or a value of the wrong type.
@@ -251,7 +289,7 @@ public final class SQLiteStorage: Sendable {
         }
         let value = try data(row.value, key: key)
         counters.withLock { $0.hits &+= 1 }
-        if now - row.accessed > options.recencyResolution.timeInterval {
+        if now - row.accessed > touchInterval {
             touch([key], now: now)
         }
         return value
@@ -314,7 +352,7 @@ public final class SQLiteStorage: Sendable {
             }
             found.append(try data(row.value, key: row.key))
             hits += 1
-            if now - row.accessed > options.recencyResolution.timeInterval {
+            if now - row.accessed > touchInterval {
                 stale.append(normalizedKey(row.key))
             }
         }
@@ -328,16 +366,22 @@ public final class SQLiteStorage: Sendable {
         return found
     }
 
-    /// Records an access to `keys` at `now`. A failure (another connection holding the write lock
+    /// Records an access to `keys` at `now`, renewing their idle time if they have one. A failure (another connection holding the write lock
     /// past the busy timeout, a read-only file) does not fail the read that found the values: it
     /// is counted in ``Statistics/recencyWriteFailures``, and the keys only look older to the
     /// eviction order than they are.
     private func touch(_ keys: [String], now: Double) {
         do {
             try pool.write { db in
-                let statement = try db.cachedStatement(sql: "UPDATE strata_values SET accessed = ? WHERE key = ?")
+                let statement = try db.cachedStatement(
+                    sql: """
+                        UPDATE strata_values SET accessed = ?,
+                            expiry = CASE WHEN expiry IS NULL OR ? = 0 THEN expiry ELSE max(expiry, ?) END
+                        WHERE key = ?
+                        """
+                )
                 for key in keys {
-                    try statement.execute(arguments: [now, Data(key.utf8)])
+                    try statement.execute(arguments: [now, idleTime, now + idleTime, Data(key.utf8)])
                 }
             }
         } catch {
@@ -431,6 +475,7 @@ public final class SQLiteStorage: Sendable {
         }
         let now = now()
         let expiry = expiry(timeToLive: timeToLive, now: now)
+        let rules = timeToLive == nil ? options.expiry : nil
         // In key order, so SQLite walks its index once instead of jumping around it.
         let rows = values.map { (key: normalizedKey($0.key), value: $0.value) }.sorted { $0.key < $1.key }
         if let limit = options.maximumByteCount,
@@ -454,14 +499,28 @@ public final class SQLiteStorage: Sendable {
                         """
                 )
                 for row in rows {
+                    var rowExpiry = expiry
+                    if let rules {
+                        guard let ruled = try ruledExpiry(rules, db, value: row.value, key: row.key, now: now) else {
+                            // A lifetime that has run out: nothing is stored, the older value goes.
+                            try db.execute(
+                                sql: "DELETE FROM strata_values WHERE key = ?",
+                                arguments: [Data(row.key.utf8)]
+                            )
+                            continue
+                        }
+                        rowExpiry = ruled
+                    }
                     try statement.execute(
-                        arguments: [Data(row.key.utf8), row.value, row.value.count + row.key.utf8.count, expiry, now]
+                        arguments: [
+                            Data(row.key.utf8), row.value, row.value.count + row.key.utf8.count, rowExpiry, now,
+                        ]
                     )
                 }
                 // Values with lifetimes: each new one removes up to two expired ones (through
                 // the expiry index), so a file written and never read stays near what is alive.
                 var swept = 0
-                if expiry != nil {
+                if expiry != nil || rules != nil {
                     try db.cachedStatement(
                         sql: """
                             DELETE FROM strata_values WHERE rowid IN (
@@ -656,11 +715,21 @@ extension SQLiteStorage {
     ) throws -> Bool {
         var value = value
         if let timeToLive, timeToLive <= .zero { value = nil }
+        var newExpiry: Double?
+        if let timeToLive {
+            newExpiry = now + timeToLive.timeInterval
+        } else if let rules = options.expiry, let written = value {
+            // The live value's lifetime is `liveExpiry`; its inner `nil` means never.
+            let replacing = liveExpiry.map { $0 ?? .infinity }
+            if let ruled = rules.expiry(of: written, forKey: key, replacing: replacing, now: now) {
+                newExpiry = ruled.isFinite ? ruled : nil
+            } else {
+                value = nil
+            }
+        } else {
+            newExpiry = liveExpiry ?? expiry(timeToLive: nil, now: now)
+        }
         if let value {
-            let newExpiry: Double? =
-                if let timeToLive { now + timeToLive.timeInterval } else {
-                    liveExpiry ?? expiry(timeToLive: nil, now: now)
-                }
             try db.execute(
                 sql: """
                     INSERT INTO strata_values (key, value, size, expiry, accessed) VALUES (?, ?, ?, ?, ?)

@@ -1,4 +1,5 @@
 public import Dispatch
+public import Foundation
 public import Strata
 
 extension SQLiteStorage {
@@ -6,6 +7,16 @@ extension SQLiteStorage {
     public struct Options: Sendable {
         /// How long a value lives when `set` gives it no time of its own; `nil` for forever.
         public var timeToLive: Duration?
+        /// Rules that work out each value's lifetime instead of ``timeToLive``: from the value
+        /// when it is written (`Expiry(afterCreate:afterUpdate:)`), or an idle time that reads
+        /// renew (`Expiry.afterAccess(_:)`).
+        ///
+        /// The rules run inside the write's transaction, as an update's body does, so they must
+        /// not use this storage. An idle time is renewed when a read records its access (see
+        /// ``recencyResolution``), at least every sixteenth of the idle time, so a value read now
+        /// and then may expire up to that much early. Other rules for reads are refused: each read
+        /// would be a write. Give this or ``timeToLive``, not both.
+        public var expiry: Expiry<String, Data>?
         /// The most bytes the values may take (each counts its value's and key's bytes); `nil` for
         /// no limit. Least recently used values are evicted to stay under it.
         public var maximumByteCount: Int?

@@ -274,26 +274,6 @@ public final class DiskStorage: Sendable {
         return idleTime > 0 ? min(resolution, idleTime / 16) : resolution
     }
 
-    /// The expiry the rules give `value` at `now`, created or replacing a value that lives until
-    /// `replacing`; `nil` when its lifetime has already run out.
-    func expiry(
-        _ rules: Expiry<String, Data>,
-        of value: Data,
-        forKey key: String,
-        replacing: Double?,
-        now: Double
-    )
-        -> Double?
-    {
-        let lifetime =
-            if let replacing {
-                rules.afterUpdate(key, value, .left(until: replacing, now: now))
-            } else {
-                rules.afterCreate(key, value)
-            }
-        return lifetime.expiry(from: now)
-    }
-
     private func now() -> Double {
         options.clock.now().timeIntervalSince1970
     }
@@ -701,7 +681,7 @@ public final class DiskStorage: Sendable {
         if timeToLive == nil, let rules = options.expiry {
             // The rules run before any lock is taken; the old value's lifetime is the index's.
             let replacing = state.withLock { $0.cache.expiry(forKey: key) }.flatMap { $0 > now ? $0 : nil }
-            guard let ruled = self.expiry(rules, of: value, forKey: key, replacing: replacing, now: now) else {
+            guard let ruled = rules.expiry(of: value, forKey: key, replacing: replacing, now: now) else {
                 try removeValue(forKey: key)
                 return
             }
@@ -1125,7 +1105,7 @@ public final class DiskStorage: Sendable {
         var ruled: Double?
         if read.timeToLive == nil, let rules = options.expiry, let written = value {
             let replacing = read.value == nil ? nil : before.map { liveUntil($0.header, modified: $0.file.modified) }
-            ruled = expiry(rules, of: written, forKey: key, replacing: replacing, now: read.now)
+            ruled = rules.expiry(of: written, forKey: key, replacing: replacing, now: read.now)
             if ruled == nil { value = nil }
         }
         var removed = makeRemoved()

@@ -166,26 +166,6 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         clock.now().timeIntervalSinceReferenceDate
     }
 
-    /// The expiry the rules give `value` at `now`, created or replacing a value expiring at
-    /// `replacing`; `nil` when its lifetime has already run out.
-    func expiry(
-        _ expiry: Expiry<Key, Value>,
-        of value: Value,
-        forKey key: Key,
-        replacing: Double?,
-        now: Double
-    )
-        -> Double?
-    {
-        let lifetime =
-            if let replacing {
-                expiry.afterUpdate(key, value, .left(until: replacing, now: now))
-            } else {
-                expiry.afterCreate(key, value)
-            }
-        return lifetime.expiry(from: now)
-    }
-
     /// Applies the read rule to a value just read, which had `found.expiry`.
     @usableFromInline
     func applyReadRule(
@@ -384,7 +364,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
                 version = current.version
                 replacing = current.value == nil ? nil : current.expiry
             }
-            let newExpiry = self.expiry(expiry, of: value, forKey: key, replacing: replacing, now: now)
+            let newExpiry = expiry.expiry(of: value, forKey: key, replacing: replacing, now: now)
             if expiry.hasUpdateRule {
                 let committed = cache.commit(
                     newExpiry == nil ? nil : value,
@@ -442,7 +422,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         let current = lifetime == nil && expiry == nil ? 0 : now()
         let expiries: [Double?] =
             if timeToLive == nil, let expiry {
-                entries.map { self.expiry(expiry, of: $0.value, forKey: $0.key, replacing: nil, now: current) }
+                entries.map { expiry.expiry(of: $0.value, forKey: $0.key, replacing: nil, now: current) }
             } else {
                 Array(repeating: lifetime.map { current + $0.timeInterval } ?? .infinity, count: entries.count)
             }
@@ -592,8 +572,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
             if let timeToLive {
                 expiry = now + timeToLive.timeInterval
             } else if let rules = self.expiry, let value = updated {
-                if let ruled = self.expiry(
-                    rules,
+                if let ruled = rules.expiry(
                     of: value,
                     forKey: key,
                     replacing: current == nil ? nil : currentExpiry,
