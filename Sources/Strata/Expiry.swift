@@ -25,10 +25,21 @@
 /// stored (and the older value is removed); a value read with one is returned, and expires at
 /// once.
 ///
-/// The rules run without any of the storage's locks held, on the task that reads or writes, so
-/// they may take time, but they should be quick and must not throw: work out a fallback (the
-/// storage's usual lifetime, say) rather than fail a write. A time to live given to one call
-/// (`set(_:forKey:timeToLive:)`) is used as it is, and the rules are not asked.
+/// ``MemoryStorage`` and ``DiskStorage`` run the rules without any of their locks held, on the
+/// task that reads or writes; the SQLite and PostgreSQL storages run them inside the write's
+/// transaction, as they run an update's body, so there a rule must not use the storage. Rules
+/// should be quick and must not throw: work out a fallback (the storage's usual lifetime, say)
+/// rather than fail a write. A time to live given to one call (`set(_:forKey:timeToLive:)`) is
+/// used as it is, and the rules are not asked.
+///
+/// Where each storage keeps what the rules decide:
+///
+/// | storage | on writes | on reads |
+/// |---|---|---|
+/// | ``MemoryStorage`` | every rule | every rule; an idle time costs no closure call |
+/// | ``DiskStorage`` | the file's header | an idle time only, in the file's modification time |
+/// | SQLite | the row | an idle time only, when a read records its access |
+/// | PostgreSQL | the row | none: a read there never writes |
 public struct Expiry<Key, Value>: Sendable {
     /// The lifetime of a value stored for a key that had none.
     public let afterCreate: @Sendable (_ key: Key, _ value: Value) -> Lifetime

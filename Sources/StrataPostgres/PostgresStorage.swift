@@ -134,6 +134,34 @@ public final class PostgresStorage: Sendable {
                 message: "timeToLive must be positive, got \(timeToLive)"
             )
         }
+        if let expiry = options.expiry,
+            let problem = expiry.configurationProblem(withTimeToLive: options.timeToLive)
+                ?? expiry.problemWithoutReadRules(in: "PostgresStorage")
+        {
+            throw StorageError(.invalidConfiguration, storage: "PostgresStorage", message: problem)
+        }
+    }
+
+    /// The lifetime a write of `value` for `key` gives it, as a layer in front of this storage
+    /// (``SharedCache``'s memory) should keep it.
+    package enum WrittenLifetime: Equatable {
+        /// This long, or forever for `nil`.
+        case lifetime(Duration?)
+        /// It depends on the value the write replaces (an `afterUpdate` rule): not known here.
+        case unknown
+        /// It has already run out: the write removes the key.
+        case ranOut
+    }
+
+    /// The lifetime ``set(_:forKey:timeToLive:)`` gives `value` for `key`.
+    package func lifetimeOfWrite(_ value: Data, forKey key: String, timeToLive: Duration?) -> WrittenLifetime {
+        if let timeToLive { return timeToLive <= .zero ? .ranOut : .lifetime(timeToLive) }
+        guard let rules = options.expiry else { return .lifetime(options.timeToLive) }
+        guard !rules.hasUpdateRule else { return .unknown }
+        switch rules.afterCreate(key, value) {
+        case .unlimited: return .lifetime(nil)
+        case .remaining(let duration): return duration > .zero ? .lifetime(duration) : .ranOut
+        }
     }
 
     /// Creates the table, or checks that it exists when ``Options/createsTable`` is `false`.
@@ -745,9 +773,21 @@ public final class PostgresStorage: Sendable {
         }
         let stored = storedKey(key)
         let now = now()
-        let expiry = expiry(timeToLive: timeToLive, now: now)
+        var expiry = expiry(timeToLive: timeToLive, now: now)
+        if timeToLive == nil, let rules = options.expiry {
+            if rules.hasUpdateRule {
+                // The rule needs the old value's lifetime: read and write under the key's lock.
+                _ = try await updateReportingExpiry(forKey: key, timeToLive: nil) { $0 = value }
+                return
+            }
+            guard let ruled = rules.expiry(of: value, forKey: key, replacing: nil, now: now) else {
+                try await removeValue(forKey: key)
+                return
+            }
+            expiry = ruled.isFinite ? ruled : nil
+        }
         let table = table
-        try await perform("cannot write", key: key) { connection in
+        try await perform("cannot write", key: key) { [expiry] connection in
             guard expiry != nil else {
                 try await connection.query(
                     """
@@ -799,6 +839,10 @@ public final class PostgresStorage: Sendable {
             for key in values.keys { try await removeValue(forKey: key) }
             return
         }
+        if timeToLive == nil, let rules = options.expiry {
+            try await setValues(values, by: rules)
+            return
+        }
         var rows: [Data: Data] = [:]
         for (key, value) in values {
             rows[storedKey(key)] = value
@@ -819,6 +863,52 @@ public final class PostgresStorage: Sendable {
             )
         }
         counters.withLock { $0.writes &+= UInt64(rows.count) }
+    }
+
+    /// Stores `values` with the lifetimes `rules` give them: in one statement, which also removes
+    /// the keys whose lifetime has already run out, or, with an `afterUpdate` rule, one update
+    /// per value.
+    private func setValues(_ values: [String: Data], by rules: Expiry<String, Data>) async throws(StorageError) {
+        if rules.hasUpdateRule {
+            for (key, value) in values {
+                _ = try await updateReportingExpiry(forKey: key, timeToLive: nil) { $0 = value }
+            }
+            return
+        }
+        let now = now()
+        var keys: [ByteBuffer] = []
+        var payloads: [ByteBuffer] = []
+        var expiries: [Double] = []
+        var gone: [ByteBuffer] = []
+        for (key, value) in values {
+            let stored = ByteBuffer(bytes: storedKey(key))
+            // Never is written as infinity here, and stored as NULL.
+            guard let expiry = rules.expiry(of: value, forKey: key, replacing: nil, now: now) else {
+                gone.append(stored)
+                continue
+            }
+            keys.append(stored)
+            payloads.append(ByteBuffer(bytes: value))
+            expiries.append(expiry)
+        }
+        let table = table
+        try await perform("cannot write \(values.count) values", key: nil) {
+            [keys, payloads, expiries, gone] connection in
+            try await connection.query(
+                """
+                WITH gone AS (
+                    DELETE FROM \(unescaped: table)
+                    WHERE digest IN (SELECT sha256(g) FROM unnest(\(gone)::bytea[]) AS removed (g))
+                )
+                INSERT INTO \(unescaped: table) (digest, key, value, expiry)
+                SELECT sha256(k), k, v, NULLIF(e, 'Infinity'::double precision)
+                FROM unnest(\(keys)::bytea[], \(payloads)::bytea[], \(expiries)::double precision[]) AS batch (k, v, e)
+                ON CONFLICT (digest) DO UPDATE SET value = excluded.value, expiry = excluded.expiry
+                """,
+                logger: Self.logger
+            )
+        }
+        counters.withLock { $0.writes &+= UInt64(keys.count) }
     }
 
     /// Removes the value for `key`, if any. When this returns, the removal is committed.
@@ -892,18 +982,20 @@ public final class PostgresStorage: Sendable {
     }
 
     /// ``update(forKey:timeToLive:_:)``, also returning the expiry (seconds since 1970, on the
-    /// storage's clock) of the value it wrote: `nil` for none or a removal. ``SharedCache`` keeps
-    /// the value in memory no longer than that.
+    /// storage's clock) of the value it wrote, whose `nil` inside means never, or `nil` when it
+    /// removed the key. ``SharedCache`` keeps the value in memory no longer than that.
     func updateReportingExpiry<Result>(
         forKey key: String,
         timeToLive: Duration?,
         _ body: (inout Data?) throws -> Result
-    ) async throws(StorageError) -> (result: Result, expiry: Double?) {
+    ) async throws(StorageError) -> (result: Result, expiry: Double??) {
         let stored = storedKey(key)
         let now = now()
         let expiry = expiry(timeToLive: timeToLive, now: now)
-        // Without a time to live of its own, a value that replaces a live one keeps its expiry.
-        let keepsExpiry = timeToLive == nil
+        // Without a time to live of its own, a value that replaces a live one keeps its expiry,
+        // unless rules work one out.
+        let rules = timeToLive == nil ? options.expiry : nil
+        let keepsExpiry = timeToLive == nil && rules == nil
         let runOut = timeToLive.map { $0 <= .zero } ?? false
         let table = table
         let lock = Int64(bitPattern: stableHash(stored))
@@ -911,26 +1003,37 @@ public final class PostgresStorage: Sendable {
         // here; `body` runs in this task, which is not Sendable, and sends back what to write.
         let (currentValues, currentValue) = AsyncStream<UpdateStep>.makeStream()
         let (decisions, decide) = AsyncStream<UpdateStep>.makeStream()
-        async let transaction: Double? = {
+        async let transaction: Double?? = {
             defer { currentValue.finish() }
-            return try await perform("cannot update", key: key) { connection -> Double? in
-                try await connection.withTransaction(logger: Self.logger) { connection -> Double? in
+            return try await perform("cannot update", key: key) { connection -> Double?? in
+                try await connection.withTransaction(logger: Self.logger) { connection -> Double?? in
                     try await connection.query("SELECT pg_advisory_xact_lock(\(lock))", logger: Self.logger)
                     let rows = try await connection.query(
                         """
-                        SELECT value FROM \(unescaped: table)
+                        SELECT value, expiry FROM \(unescaped: table)
                         WHERE digest = sha256(\(stored)) AND (expiry IS NULL OR expiry > \(now))
                         """,
                         logger: Self.logger
                     )
                     var value: Data?
-                    for try await current in rows.decode(Data.self) {
+                    var liveExpiry: Double?
+                    for try await (current, currentExpiry) in rows.decode((Data, Double?).self) {
                         value = current
+                        liveExpiry = currentExpiry ?? .infinity
                     }
                     currentValue.yield(.value(value))
                     var iterator = decisions.makeAsyncIterator()
                     guard case .value(let newValue)? = await iterator.next() else {
                         throw UpdateBodyFailed(error: CancellationError())
+                    }
+                    var expiry = expiry
+                    var runOut = runOut
+                    if let rules, let newValue {
+                        if let ruled = rules.expiry(of: newValue, forKey: key, replacing: liveExpiry, now: now) {
+                            expiry = ruled.isFinite ? ruled : nil
+                        } else {
+                            runOut = true
+                        }
                     }
                     if let newValue, !runOut {
                         let written = try await connection.query(
@@ -947,13 +1050,13 @@ public final class PostgresStorage: Sendable {
                         )
                         var kept: Double?
                         for try await (writtenExpiry) in written.decode(Double?.self) { kept = writtenExpiry }
-                        return kept
+                        return .some(kept)
                     } else {
                         try await connection.query(
                             "DELETE FROM \(unescaped: table) WHERE digest = sha256(\(stored))",
                             logger: Self.logger
                         )
-                        return nil
+                        return .none
                     }
                 }
             }
@@ -971,7 +1074,7 @@ public final class PostgresStorage: Sendable {
             }
         }
         decide.finish()
-        let writtenExpiry: Double?
+        let writtenExpiry: Double??
         do {
             writtenExpiry = try await transaction
         } catch {

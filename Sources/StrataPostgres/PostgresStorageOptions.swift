@@ -1,3 +1,4 @@
+public import Foundation
 public import Logging
 public import Strata
 
@@ -9,6 +10,17 @@ extension PostgresStorage {
         public var table = "strata_values"
         /// How long a value lives when `set` gives it no time of its own; `nil` for forever.
         public var timeToLive: Duration?
+        /// Rules that work out each value's lifetime from the value when it is written, instead of
+        /// ``timeToLive`` (`Expiry(afterCreate:afterUpdate:)`); give this or ``timeToLive``, not
+        /// both.
+        ///
+        /// The rules run in this process, before the write's statement or inside its
+        /// transaction, so they must not use this storage. With an `afterUpdate` rule, which needs
+        /// the old value's lifetime, a write reads the row under the key's lock first (as an
+        /// update does), and `setValues` writes each value in its own transaction. Rules for reads
+        /// (`Expiry.afterAccess(_:)` among them) are refused: each read would be a write. Put a
+        /// `MemoryStorage` with an idle time in front instead.
+        public var expiry: Expiry<String, Data>?
         /// How long an operation may take, waiting for a connection included, before it fails:
         /// with `StorageError.Code.io` when no connection to the server could be made in that
         /// time, `StorageError.Code.timedOut` when the server took too long to answer. Ten seconds

@@ -169,9 +169,26 @@ extension SharedCache: UpdatableStorage, LifetimeStorage, EnumerableStorage, Cle
             for key in values.keys { memory.removeValue(forKey: key) }
             throw error
         }
-        let lifetimes = [storage.options.timeToLive, memory.defaultTimeToLive]
         for (key, value) in values {
+            fillAfterWrite(value, forKey: key, timeToLive: nil, ifUnchangedSince: before)
+        }
+    }
+
+    /// Stores in memory a value just written to PostgreSQL, for the shorter of the lifetime the
+    /// write gave it and the memory layer's; drops the key instead when that lifetime depends on
+    /// the row the write replaced (an `afterUpdate` rule) or has run out.
+    private func fillAfterWrite(
+        _ value: Data,
+        forKey key: String,
+        timeToLive: Duration?,
+        ifUnchangedSince before: UInt64
+    ) {
+        switch storage.lifetimeOfWrite(value, forKey: key, timeToLive: timeToLive) {
+        case .lifetime(let lifetime):
+            let lifetimes = [lifetime, memory.defaultTimeToLive]
             state.fill(value, forKey: key, timeToLive: lifetimes.compactMap { $0 }.min(), ifUnchangedSince: before)
+        case .unknown, .ranOut:
+            memory.removeValue(forKey: key)
         }
     }
 
@@ -199,9 +216,7 @@ extension SharedCache: UpdatableStorage, LifetimeStorage, EnumerableStorage, Cle
             throw error
         }
         if let afterCommit = state.afterCommit.withLock({ $0 }) { await afterCommit(key) }
-        // The shorter of the value's own time to live and the memory layer's.
-        let lifetimes = [timeToLive ?? storage.options.timeToLive, memory.defaultTimeToLive]
-        state.fill(value, forKey: key, timeToLive: lifetimes.compactMap { $0 }.min(), ifUnchangedSince: before)
+        fillAfterWrite(value, forKey: key, timeToLive: timeToLive, ifUnchangedSince: before)
     }
 
     /// The invalidation generation, as a read takes it before asking PostgreSQL; for tests.
@@ -250,8 +265,12 @@ extension SharedCache: UpdatableStorage, LifetimeStorage, EnumerableStorage, Cle
             written = value
             return result
         }
-        // A time to live that has run out wrote nothing: PostgreSQL removed the key.
-        if let timeToLive, timeToLive <= .zero { return result }
+        // A removal (a time to live or a rule's lifetime that has run out, or `nil` from `body`)
+        // leaves nothing for memory.
+        guard let expiry else {
+            memory.removeValue(forKey: key)
+            return result
+        }
         if let afterCommit = state.afterCommit.withLock({ $0 }) { await afterCommit(key) }
         // Memory keeps the value no longer than what is left of its lifetime in PostgreSQL (the
         // update kept it), nor than memory's own default.
@@ -259,7 +278,7 @@ extension SharedCache: UpdatableStorage, LifetimeStorage, EnumerableStorage, Cle
         if let expiry {
             let left = expiry - storage.options.clock.now().timeIntervalSince1970
             guard left > 0 else { return result }
-            lifetime = .nanoseconds(Int64(left * 1e9))
+            lifetime = .seconds(left)
         }
         let lifetimes = [lifetime, memory.defaultTimeToLive]
         state.fill(written, forKey: key, timeToLive: lifetimes.compactMap { $0 }.min(), ifUnchangedSince: before)
