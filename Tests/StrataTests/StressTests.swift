@@ -96,6 +96,69 @@ import Testing
         #expect(cache.statistics.rejections > 0)
     }
 
+    /// Lifetimes worked out per entry under load: an idle time that reads renew in their shard,
+    /// and rules for creates, replacements and reads that run outside the locks, while the clock
+    /// moves on.
+    @Test(arguments: [
+        Expiry<Int, Data>.afterAccess(.milliseconds(40)),
+        Expiry<Int, Data>(
+            afterCreate: { _, value in .remaining(.milliseconds(10 + value.count % 50)) },
+            afterUpdate: { _, _, current in current },
+            afterRead: { _, _, _ in .remaining(.milliseconds(30)) }
+        ),
+    ])
+    func mixedOperationsWithLifetimeRulesKeepTheLimitsAndTheBooks(expiry: Expiry<Int, Data>) async throws {
+        let clock = ManualClock()
+        let cache = try MemoryStorage<Int, Data>(
+            maximumCount: Self.maximumCount,
+            maximumCost: Self.maximumCost,
+            expiry: expiry,
+            clock: clock
+        )
+
+        let problems = await withTaskGroup(of: String?.self) { group in
+            for task in 0..<Self.taskCount {
+                group.addTask {
+                    var generator = SeededRandomNumberGenerator(seed: UInt64(200 + task))
+                    for iteration in 0..<Self.operationsPerTask {
+                        // Yields now and then, so a stress loop never holds a cooperative-pool thread for long.
+                        if iteration % 64 == 0 { await Task.yield() }
+                        if iteration % 16 == 0 { clock.advance(by: .milliseconds(1)) }
+                        let key = Int.random(in: 0..<Self.keySpace, using: &generator)
+                        let value = Self.randomValue(using: &generator)
+                        switch Operation.random(using: &generator) {
+                        case .read: _ = cache.value(forKey: key)
+                        case .write:
+                            if iteration % 8 == 0 {
+                                do {
+                                    try await cache.setValues([(key, value), (key &+ 1, value)])
+                                } catch {
+                                    return "setValues failed: \(error)"
+                                }
+                            } else {
+                                cache.set(value, forKey: key)
+                            }
+                        case .remove: cache.removeValue(forKey: key)
+                        case .update: _ = try? cache.update(forKey: key) { $0 = $0 == nil ? value : nil }
+                        }
+                        if let problem = Self.brokenLimit(of: cache, name: "the cache") {
+                            return problem
+                        }
+                    }
+                    return nil
+                }
+            }
+            return await group.reduce(into: [String]()) { problems, problem in
+                if let problem { problems.append(problem) }
+            }
+        }
+
+        #expect(problems.isEmpty)
+        cache.removeExpired()
+        #expect(Self.isConsistent(cache))
+        #expect(cache.statistics.expirations > 0)
+    }
+
     @Test func mixedOperationsKeepCombinedLayersWithinTheirLimits() async throws {
         let front = try MemoryStorage<Int, Data>(maximumCount: Self.maximumCount / 4, maximumCost: Self.maximumCost / 4)
         let back = try MemoryStorage<Int, Data>(maximumCount: Self.maximumCount, maximumCost: Self.maximumCost)
