@@ -242,7 +242,7 @@ let package = Package(
         .testTarget(
             name: "StrataVaporTests",
             dependencies: [
-                "Strata", "StrataVapor", "StrataSQLite", "StrataTestSupport",
+                "Strata", "StrataVapor", "StrataSQLite", "StrataPostgres", "StrataTestSupport",
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
                 .product(name: "VaporTesting", package: "vapor", condition: .when(traits: ["Vapor"])),
             ]

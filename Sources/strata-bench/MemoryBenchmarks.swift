@@ -361,27 +361,28 @@ extension Goal {
             Goal(description: "memory.set.evicting ratio <= 2.5") { results in
                 results["memory.set.evicting"].map { ($0.ratio <= 2.5, "ratio \(format($0.ratio, 2))") }
             },
-            Goal(description: "memory.set.expiring at most 1.3x memory.set.evicting") { results in
-                guard let result = results["memory.set.expiring"], let reference = result.reference else { return nil }
-                let ratio = result.nanosecondsPerOperation / reference.nanosecondsPerOperation
-                return (
-                    ratio <= 1.3,
-                    "\(format(ratio, 2))x (\(format(result.nanosecondsPerOperation, 1)) ns against \(format(reference.nanosecondsPerOperation, 1)) ns)"
-                )
-            },
-            Goal(description: "memory.get.hit.idle at most 1.3x memory.get.hit") { results in
-                guard let result = results["memory.get.hit.idle"], let reference = result.reference else { return nil }
-                let ratio = result.nanosecondsPerOperation / reference.nanosecondsPerOperation
-                return (
-                    ratio <= 1.3,
-                    "\(format(ratio, 2))x (\(format(result.nanosecondsPerOperation, 1)) ns against \(format(reference.nanosecondsPerOperation, 1)) ns)"
-                )
-            },
+            .atMost(1.3, timesItsReference: "memory.set.expiring", named: "memory.set.evicting"),
+            .atMost(1.3, timesItsReference: "memory.get.hit.idle", named: "memory.get.hit"),
             Goal(description: "memory.mapped.get.hit at most 15 ns over memory.get.hit") { results in
                 results["memory.mapped.get.hit"]?.differenceFromReference.map {
                     ($0 <= 15, "\(format($0, 1)) ns")
                 }
             },
         ]
+    }
+}
+
+extension Goal {
+    /// `figure` takes at most `limit` times the time of its reference, `reference`, measured in
+    /// the same rounds.
+    static func atMost(_ limit: Double, timesItsReference figure: String, named reference: String) -> Goal {
+        Goal(description: "\(figure) at most \(format(limit, 1))x \(reference)") { results in
+            guard let result = results[figure], let measured = result.reference else { return nil }
+            let ratio = result.nanosecondsPerOperation / measured.nanosecondsPerOperation
+            return (
+                ratio <= limit,
+                "\(format(ratio, 2))x (\(format(result.nanosecondsPerOperation, 1)) ns against \(format(measured.nanosecondsPerOperation, 1)) ns)"
+            )
+        }
     }
 }

@@ -2,6 +2,7 @@
 import Foundation
 import NIOCore
 import Strata
+import StrataPostgres
 import StrataSQLite
 import StrataTestSupport
 import StrataVapor
@@ -128,6 +129,49 @@ import VaporTesting
                 #expect(response.status == .serviceUnavailable)
                 #expect(response.body.string.contains("storage error: closed"))
             }
+        }
+    }
+
+    @Test func aServerThatGoesAwayMidRequestIsAnErrorWithinTheStoragesLimit() async throws {
+        try await PrivateServer.with { server in
+            var options = PostgresStorage.Options()
+            options.operationTimeout = .seconds(2)
+            options.connectTimeout = .seconds(1)
+            let storage = try await PostgresStorage(url: server.url, options: options)
+            try await Self.withCache(storage) { app in
+                // Writes one value after another until one fails: the server stops under it.
+                app.post("bulk") { request async throws -> String in
+                    for index in 0..<1_000_000 {
+                        try Task.checkCancellation()
+                        try await request.cache.set("bulk-\(index)", to: index)
+                    }
+                    return "all written"
+                }
+                try await app.testing().test(.PUT, "cache/a", body: ByteBuffer(string: "x")) {
+                    #expect($0.status == .ok)
+                }
+                let tester = try app.testing()
+                let request = TestingHTTPRequest(
+                    method: .POST,
+                    url: .init(path: "bulk"),
+                    headers: [:],
+                    body: ByteBufferAllocator().buffer(capacity: 0)
+                )
+                async let bulk = tester.performTest(request: request)
+                try await Task.sleep(for: .milliseconds(300))
+                // Timed from the moment the server is gone: pg_ctl's own stop takes seconds on a
+                // loaded machine, and the request may fail while it runs.
+                try await server.kill()
+                let killed = ContinuousClock.now
+                let response = try await bulk
+                let elapsed = ContinuousClock.now - killed
+                #expect(response.status.code >= 500, "the request in flight: \(response.status)")
+                #expect(!response.body.string.contains("bulk-"), "a key reached the response")
+                // Within the storage's limit (2 s per operation), with room for a loaded machine.
+                #expect(elapsed < .seconds(10), "the request in flight took \(elapsed) after the server stopped")
+                try await app.testing().test(.GET, "cache/a") { #expect($0.status.code >= 500) }
+            }
+            await storage.close()
         }
     }
 

@@ -92,7 +92,7 @@ import Testing
         for _ in 0..<5 {
             clock.advance(by: .seconds(10))
             #expect(try await storage.value(forKey: "read") == Data([1]))
-            _ = try await storage.peekValue(forKey: "peeked")
+            _ = try storage.peekValue(forKey: "peeked")
         }
         #expect(try await storage.value(forKey: "peeked") == nil)
         #expect(storage.lifetime(forKey: "read") == .remaining(.seconds(16)))
