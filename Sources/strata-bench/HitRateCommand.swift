@@ -9,7 +9,7 @@ import Strata
 /// the synthetic traces, whose definitions are those of `HITRATES.md`).
 enum HitRateCommand {
     static let usage = """
-        USAGE: strata-bench hitrate [--json] [--filter PREFIX]... [--trace FILE [--csv-column N]]
+        USAGE: strata-bench hitrate [--json] [--filter PREFIX]... [--trace FILE [--csv-column N]]...
                                     [--plot FILE.svg]
 
         Replays each trace through MemoryStorage<Int, Int>(maximumCount: size, evictionPolicy: ...)
@@ -25,7 +25,8 @@ enum HitRateCommand {
           --trace FILE      Replay FILE instead of the synthetic traces: one key per line, or a real
                             trace of ../shared/traces as it is (lirs-* text, cache2k-* binary, .gz
                             or .xz), at the sizes its REFERENCE.md measured Caffeine at, with
-                            Caffeine's hit ratio beside Strata's.
+                            Caffeine's hit ratio beside Strata's (and in the plot). Repeatable:
+                            several traces make one table and one plot.
           --csv-column N    With --trace: FILE is CSV and the key is its N-th column, counting from 1.
           --plot FILE.svg   Also write an SVG chart of hit ratio against cache size per trace.
           -h, --help        Print this help, and exit.
@@ -94,29 +95,10 @@ enum HitRateCommand {
     }
 
     private static func makeJobs(_ options: HitRateOptions) throws(HitRateError) -> [Job] {
-        if let path = options.tracePath {
-            let trace = try Trace.load(path: path, csvColumn: options.csvColumn)
-            // A real trace of ../shared/traces: the sizes REFERENCE.md measured Caffeine at.
-            if let reference = CaffeineReference.sizes(forTraceAt: path) {
-                return reference.map { size, hitRatio in
-                    let label = sizes.first { capacity($0.fraction, of: trace.keySpace) == size }?.label ?? "\(size)"
-                    return Job(
-                        trace: CaffeineReference.traceName(path),
-                        size: label,
-                        capacity: size,
-                        make: { trace },
-                        caffeine: hitRatio
-                    )
-                }
-            }
-            return sizes.map { size in
-                Job(
-                    trace: trace.name,
-                    size: size.label,
-                    capacity: capacity(size.fraction, of: trace.keySpace),
-                    make: { trace }
-                )
-            }
+        if !options.tracePaths.isEmpty {
+            var jobs: [Job] = []
+            for path in options.tracePaths { jobs += try makeJobs(trace: path, csvColumn: options.csvColumn) }
+            return jobs
         }
         let selected = synthetic.filter { trace in
             options.filters.isEmpty || options.filters.contains { trace.name.hasPrefix($0) }
@@ -129,6 +111,32 @@ enum HitRateCommand {
                 let capacity = capacity(size.fraction, of: Trace.syntheticKeySpace)
                 return Job(trace: trace.name, size: size.label, capacity: capacity, make: { trace.make(capacity) })
             }
+        }
+    }
+
+    /// The jobs of the trace file at `path`.
+    private static func makeJobs(trace path: String, csvColumn: Int?) throws(HitRateError) -> [Job] {
+        let trace = try Trace.load(path: path, csvColumn: csvColumn)
+        // A real trace of ../shared/traces: the sizes REFERENCE.md measured Caffeine at.
+        if let reference = CaffeineReference.sizes(forTraceAt: path) {
+            return reference.map { size, hitRatio in
+                let label = sizes.first { capacity($0.fraction, of: trace.keySpace) == size }?.label ?? "\(size)"
+                return Job(
+                    trace: CaffeineReference.traceName(path),
+                    size: label,
+                    capacity: size,
+                    make: { trace },
+                    caffeine: hitRatio
+                )
+            }
+        }
+        return sizes.map { size in
+            Job(
+                trace: trace.name,
+                size: size.label,
+                capacity: capacity(size.fraction, of: trace.keySpace),
+                make: { trace }
+            )
         }
     }
 
@@ -223,7 +231,7 @@ struct HitRateError: Error, CustomStringConvertible {
 struct HitRateOptions {
     var json = false
     var filters: [String] = []
-    var tracePath: String?
+    var tracePaths: [String] = []
     var csvColumn: Int?
     var plot: String?
     var help = false
@@ -249,7 +257,7 @@ struct HitRateOptions {
             case "--filter":
                 filters.append(try value())
             case "--trace":
-                tracePath = try value()
+                tracePaths.append(try value())
             case "--csv-column":
                 let text = try value()
                 guard let column = Int(text), column >= 1 else {
@@ -264,10 +272,10 @@ struct HitRateOptions {
                 throw HitRateError("unknown argument '\(argument)'")
             }
         }
-        if csvColumn != nil, tracePath == nil {
+        if csvColumn != nil, tracePaths.isEmpty {
             throw HitRateError("--csv-column needs --trace")
         }
-        if tracePath != nil, !filters.isEmpty {
+        if !tracePaths.isEmpty, !filters.isEmpty {
             throw HitRateError("--filter selects synthetic traces; it cannot be used with --trace")
         }
     }
