@@ -679,8 +679,11 @@ public final class DiskStorage: Sendable {
         let now = now()
         let expiry: Double
         if timeToLive == nil, let rules = options.expiry {
-            // The rules run before any lock is taken; the old value's lifetime is the index's.
-            let replacing = state.withLock { $0.cache.expiry(forKey: key) }.flatMap { $0 > now ? $0 : nil }
+            // The rules run before any lock is taken; the old value's lifetime, which only a rule
+            // for replaced values needs, is the index's.
+            let replacing =
+                rules.hasUpdateRule
+                ? state.withLock { $0.cache.expiry(forKey: key) }.flatMap { $0 > now ? $0 : nil } : nil
             guard let ruled = rules.expiry(of: value, forKey: key, replacing: replacing, now: now) else {
                 try removeValue(forKey: key)
                 return

@@ -342,50 +342,47 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         _ = consume removed
     }
 
-    /// Stores `value` with the lifetime the rules give it. A rule for replaced values needs the
-    /// old value's lifetime, so the write is then made only if the entry has not changed since.
+    /// Stores `value` with the lifetime the rules give it.
     @usableFromInline
     func set(_ value: Value, forKey key: Key, by expiry: Expiry<Key, Value>) {
+        guard let observer else { return store(value, forKey: key, by: expiry) }
+        observed(.set, observer) { store(value, forKey: key, by: expiry) }
+    }
+
+    private func store(_ value: Value, forKey key: Key, by expiry: Expiry<Key, Value>) {
         let cost = cost(value)
-        let start = observer?.measuresTime == true ? ContinuousClock.now : nil
-        defer {
-            if let observer {
-                publish()
-                if let start { observer.recordDuration(of: .set, since: start) }
+        guard expiry.hasUpdateRule else {
+            let now = now()
+            var removed = cache.makeRemoved()
+            if let newExpiry = expiry.expiry(of: value, forKey: key, replacing: nil, now: now) {
+                cache.set(value, forKey: key, cost: cost, expiry: newExpiry, now: { now }, removed: &removed)
+            } else {
+                cache.removeValue(forKey: key, removed: &removed)
             }
+            cache.publish(removed)
+            _ = consume removed
+            return
         }
+        // The rule for replaced values needs the old value's lifetime: the write is made only if
+        // the entry has not changed since it was read.
         while true {
             var removed = cache.makeRemoved()
             let now = now()
-            var version: UInt64 = 0
-            var replacing: Double?
-            if expiry.hasUpdateRule {
-                let current = cache.versionedValue(forKey: key, now: now)
-                version = current.version
-                replacing = current.value == nil ? nil : current.expiry
-            }
+            let current = cache.versionedValue(forKey: key, now: now)
+            let replacing = current.value == nil ? nil : current.expiry
             let newExpiry = expiry.expiry(of: value, forKey: key, replacing: replacing, now: now)
-            if expiry.hasUpdateRule {
-                let committed = cache.commit(
-                    newExpiry == nil ? nil : value,
-                    forKey: key,
-                    ifVersion: version,
-                    now: now,
-                    cost: cost,
-                    expiry: newExpiry ?? now,
-                    removed: &removed
-                )
-                cache.publish(removed)
-                if committed { return }
-            } else {
-                if let newExpiry {
-                    cache.set(value, forKey: key, cost: cost, expiry: newExpiry, now: { now }, removed: &removed)
-                } else {
-                    cache.removeValue(forKey: key, removed: &removed)
-                }
-                cache.publish(removed)
-                return
-            }
+            let committed = cache.commit(
+                newExpiry == nil ? nil : value,
+                forKey: key,
+                ifVersion: current.version,
+                now: now,
+                cost: cost,
+                expiry: newExpiry ?? now,
+                removed: &removed
+            )
+            cache.publish(removed)
+            _ = consume removed
+            if committed { return }
         }
     }
 
