@@ -10,7 +10,7 @@ import Strata
 enum HitRateCommand {
     static let usage = """
         USAGE: strata-bench hitrate [--json] [--filter PREFIX]... [--trace FILE [--csv-column N]]...
-                                    [--plot FILE.svg]
+                                    [--plot FILE.svg] [--sized]
 
         Replays each trace through MemoryStorage<Int, Int>(maximumCount: size, evictionPolicy: ...)
         for every policy (lru, w-tinylfu, s3-fifo, and default, the policy used when none is given)
@@ -29,6 +29,10 @@ enum HitRateCommand {
                             several traces make one table and one plot.
           --csv-column N    With --trace: FILE is CSV and the key is its N-th column, counting from 1.
           --plot FILE.svg   Also write an SVG chart of hit ratio against cache size per trace.
+          --sized           Give each key a size from a heavy-tailed distribution (256 B to 4 MiB)
+                            and limit the caches by total cost, at 0.1%, 1% and 10% of the trace's
+                            bytes, instead of by count; print each policy's hit ratio and byte hit
+                            ratio. The synthetic loop, sized for a count, is left out.
           -h, --help        Print this help, and exit.
         """
 
@@ -66,10 +70,18 @@ enum HitRateCommand {
         do {
             let clock = ContinuousClock()
             let start = clock.now
+            if options.sized {
+                let jobs = SizedHitRate.jobs(for: try sizedTraces(options))
+                let results = await replayInParallel(jobs, SizedHitRate.replay)
+                SizedHitRate.report(results, json: options.json)
+                let seconds = Double(start.duration(to: clock.now).components.seconds)
+                HitRateReport(json: options.json).note("run time: \(Int(seconds)) s")
+                return 0
+            }
             let jobs = try makeJobs(options)
             let report = HitRateReport(json: options.json, showsCaffeine: jobs.contains { $0.caffeine != nil })
             report.begin()
-            let results = await replay(jobs)
+            let results = await replayInParallel(jobs, replayJob)
             report.report(results)
             if let plot = options.plot {
                 try HitRatePlot(results: results).write(to: plot)
@@ -114,6 +126,34 @@ enum HitRateCommand {
         }
     }
 
+    /// The traces `--sized` replays: the files given, or the synthetic traces but the loop.
+    private static func sizedTraces(
+        _ options: HitRateOptions
+    ) throws(HitRateError) -> [(
+        name: String, counts: [Int]?, make: @Sendable () -> Trace
+    )] {
+        if !options.tracePaths.isEmpty {
+            var traces: [(name: String, counts: [Int]?, make: @Sendable () -> Trace)] = []
+            for path in options.tracePaths {
+                let trace = try Trace.load(path: path, csvColumn: options.csvColumn)
+                if let reference = CaffeineReference.sizes(forTraceAt: path) {
+                    traces.append((CaffeineReference.traceName(path), reference.map(\.0), { trace }))
+                } else {
+                    traces.append((trace.name, nil, { trace }))
+                }
+            }
+            return traces
+        }
+        let selected = synthetic.filter { trace in
+            !trace.name.hasPrefix("loop")
+                && (options.filters.isEmpty || options.filters.contains { trace.name.hasPrefix($0) })
+        }
+        guard !selected.isEmpty else {
+            throw HitRateError("no synthetic trace but the loop matches \(options.filters)")
+        }
+        return selected.map { trace in (trace.name, nil, { trace.make(0) }) }
+    }
+
     /// The jobs of the trace file at `path`.
     private static func makeJobs(trace path: String, csvColumn: Int?) throws(HitRateError) -> [Job] {
         let trace = try Trace.load(path: path, csvColumn: csvColumn)
@@ -146,9 +186,12 @@ enum HitRateCommand {
 
     /// Replays every job, two at a time or as many as there are cores, and returns the results in
     /// the jobs' order.
-    private static func replay(_ jobs: [Job]) async -> [HitRateResult] {
-        await withTaskGroup(of: (Int, HitRateResult).self) { group in
-            var results = [HitRateResult?](repeating: nil, count: jobs.count)
+    private static func replayInParallel<J: Sendable, R: Sendable>(
+        _ jobs: [J],
+        _ replayJob: @escaping @Sendable (J) -> R
+    ) async -> [R] {
+        await withTaskGroup(of: (Int, R).self) { group in
+            var results = [R?](repeating: nil, count: jobs.count)
             var next = 0
             let width = max(ProcessInfo.processInfo.activeProcessorCount, 1)
             func addNext() {
@@ -234,6 +277,7 @@ struct HitRateOptions {
     var tracePaths: [String] = []
     var csvColumn: Int?
     var plot: String?
+    var sized = false
     var help = false
 
     /// Parses `arguments`, which exclude `strata-bench hitrate`.
@@ -266,6 +310,8 @@ struct HitRateOptions {
                 csvColumn = column
             case "--plot":
                 plot = try value()
+            case "--sized":
+                sized = true
             case "-h", "--help":
                 help = true
             default:
@@ -274,6 +320,9 @@ struct HitRateOptions {
         }
         if csvColumn != nil, tracePaths.isEmpty {
             throw HitRateError("--csv-column needs --trace")
+        }
+        if sized, plot != nil {
+            throw HitRateError("--plot draws hit ratios against counts; it cannot be used with --sized")
         }
         if !tracePaths.isEmpty, !filters.isEmpty {
             throw HitRateError("--filter selects synthetic traces; it cannot be used with --trace")

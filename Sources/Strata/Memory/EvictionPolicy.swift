@@ -43,7 +43,9 @@ public struct EvictionPolicy: Sendable, Hashable, CustomStringConvertible {
     /// change, and a window that grows while recency pays; the default.
     ///
     /// On skewed traffic, scans, popularity shifts and loops it matches or beats both ``wTinyLFU``
-    /// and ``s3FIFO``. Its frequency sketch takes about 24 bytes per entry (up to twice that, as
+    /// and ``s3FIFO``. Under a cost limit it weighs costs when it admits an entry: a large entry
+    /// takes the room of many small ones only if it is requested more often than they are
+    /// together, weighed between their count and their bytes. Its frequency sketch takes about 24 bytes per entry (up to twice that, as
     /// tables are rounded up to powers of two) and at least 20 KB, however small the cache. Choose
     /// another policy only for the reasons given there.
     public static let adaptive = EvictionPolicy(kind: .adaptive)

@@ -12,11 +12,18 @@ protocol EvictionQueue: AnyObject {
     func recordAccess(of slot: Int, hash: Int)
     /// Records a read of a key that is not in the cache (a miss), for frequency-based policies.
     func recordMiss(hash: Int)
+    /// Records the cost of the entry in `slot`, after its insertion and after each write that
+    /// replaces it. Called only when the cache has a cost limit, for queues that weigh costs.
+    func recordCost(_ cost: Int, of slot: Int)
     /// Records that the entry in `slot` is gone, whether evicted, expired or removed.
     func recordRemoval(of slot: Int)
     /// The slot to evict next, or `nil` when the queue is empty. The cache removes it and then
     /// calls ``recordRemoval(of:)``.
     func victim() -> Int?
+    /// The slot to evict next when the entries cost `excessCost` more than the cache's limit (zero
+    /// or less when only the count is over), or `nil` when the queue is empty. Queues that weigh
+    /// costs answer differently from ``victim()``; the others answer the same.
+    func victim(excessCost: Int) -> Int?
     /// Forgets every entry.
     func removeAll()
     /// The bytes the policy reserves beyond a link per entry: its frequency sketch and ghost
@@ -27,6 +34,8 @@ protocol EvictionQueue: AnyObject {
 
 extension EvictionQueue {
     func recordMiss(hash: Int) {}
+    func recordCost(_ cost: Int, of slot: Int) {}
+    func victim(excessCost: Int) -> Int? { victim() }
     var reservedByteCount: Int { 0 }
 }
 

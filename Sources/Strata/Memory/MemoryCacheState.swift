@@ -102,6 +102,7 @@ struct MemoryCacheState<Key: Hashable, Value> {
         nextVersion &+= 1
         totalCost += cost
         queue.recordInsertion(of: slot, hash: hash)
+        if maximumCost != .max { queue.recordCost(cost, of: slot) }
         if expiry != .infinity { hasExpiringEntries = true }
         return nil
     }
@@ -188,6 +189,7 @@ struct MemoryCacheState<Key: Hashable, Value> {
             entry.expiry = expiry
             entry.version = version
             slots[slot] = entry
+            if maximumCost != .max { queue.recordCost(cost, of: slot) }
             queue.recordAccess(of: slot, hash: entry.hash)
         } else {
             let hash = key.hashValue
@@ -203,6 +205,7 @@ struct MemoryCacheState<Key: Hashable, Value> {
             index[key] = slot
             totalCost += cost
             queue.recordInsertion(of: slot, hash: hash)
+            if maximumCost != .max { queue.recordCost(cost, of: slot) }
             if expiry != .infinity { hasExpiringEntries = true }
             if hasExpiringEntries, let now { sweep(2, now: now, removed: &removed) }
         }
@@ -236,7 +239,7 @@ struct MemoryCacheState<Key: Hashable, Value> {
     /// Evicts least valuable entries until at most `count` entries costing at most `cost` remain.
     @inlinable
     mutating func evict(toCount count: Int, toCost cost: Int, removed: inout Removed) {
-        while index.count > count || totalCost > cost, let slot = queue.victim() {
+        while index.count > count || totalCost > cost, let slot = queue.victim(excessCost: totalCost - cost) {
             let cause: RemovalCause
             if index.count > count {
                 statistics.countEvictions &+= 1

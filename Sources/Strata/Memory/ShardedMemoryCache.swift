@@ -541,6 +541,7 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
         if let previous {
             policy.totalCost += cost - previous.cost
             policy.occupants[previous.slot]?.expiry = expiry
+            if policy.maximumCost != .max { policy.queue.recordCost(cost, of: previous.slot) }
             policy.queue.recordAccess(of: previous.slot, hash: hash)
         } else {
             policy.occupyNextSlot(key: key, hash: hash, cost: cost, expiry: expiry)
@@ -603,7 +604,9 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
 
     @inlinable
     func evict(toCount count: Int, toCost cost: Int, from policy: inout Policy, removed: inout Removed) {
-        while policy.count > count || policy.totalCost > cost, let slot = policy.queue.victim() {
+        while policy.count > count || policy.totalCost > cost,
+            let slot = policy.queue.victim(excessCost: policy.totalCost - cost)
+        {
             guard let occupant = policy.occupants[slot] else {
                 preconditionFailure("the eviction queue named slot \(slot), which holds no entry")
             }

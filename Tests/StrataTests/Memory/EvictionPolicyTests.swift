@@ -84,6 +84,84 @@ import Testing
         #expect(hits == 0)
     }
 
+    // MARK: Admission under a cost limit
+
+    /// Requests keys 0..<100 four times, storing each on a miss with a value, and cost, of 1.
+    private static func warmSmallEntries(_ cache: MemoryStorage<Int, Int>) {
+        for _ in 0..<4 {
+            for key in 0..<100 where cache.value(forKey: key) == nil {
+                cache.set(1, forKey: key)
+            }
+        }
+    }
+
+    /// A cache of cost 100 holding keys 0..<100 of cost 1, each requested four times; then key
+    /// 1,000, of cost `largeCost`, missed `largeRequests` times and stored, and one more small key
+    /// stored, which moves key 1,000 out of the window to be judged.
+    private static func offerALargeEntry(
+        to cache: MemoryStorage<Int, Int>,
+        largeCost: Int = 50,
+        largeRequests: Int
+    ) {
+        warmSmallEntries(cache)
+        for _ in 0..<largeRequests {
+            _ = cache.value(forKey: 1_000)
+        }
+        cache.set(largeCost, forKey: 1_000)
+        cache.set(1, forKey: 2_000)
+    }
+
+    private static func costLimitedCache(_ policy: EvictionPolicy) throws -> MemoryStorage<Int, Int> {
+        try MemoryStorage<Int, Int>(maximumCost: 100, evictionPolicy: policy, cost: { $0 })
+    }
+
+    @Test func aLargeEntryDoesNotDisplaceManySmallOnesRequestedAlmostAsOften() throws {
+        let cache = try Self.costLimitedCache(.adaptive)
+
+        Self.offerALargeEntry(to: cache, largeRequests: 6)
+
+        // The large entry took its room while new, in the window; judged, it leaves, and the small
+        // entries come back as they are requested.
+        #expect(!cache.containsValue(forKey: 1_000))
+        Self.warmSmallEntries(cache)
+        #expect(cache.keys().filter { $0 < 100 }.count >= 98)
+        #expect(cache.totalCost <= 100)
+    }
+
+    /// The behaviour the default policy weighs against: admission by frequency alone compares the
+    /// large entry with one small victim at a time, and lets it displace dozens.
+    @Test func admissionByFrequencyAloneLetsTheLargeEntryDisplaceManySmallOnes() throws {
+        let cache = try Self.costLimitedCache(.wTinyLFU)
+
+        Self.offerALargeEntry(to: cache, largeRequests: 6)
+
+        #expect(cache.containsValue(forKey: 1_000))
+        #expect(cache.keys().filter { $0 < 100 }.count <= 50)
+    }
+
+    @Test func aLargeEntryRequestedFarMoreOftenThanTheSmallOnesIsAdmitted() throws {
+        let cache = try Self.costLimitedCache(.adaptive)
+
+        Self.offerALargeEntry(to: cache, largeCost: 20, largeRequests: 14)
+
+        #expect(cache.containsValue(forKey: 1_000))
+        #expect(cache.totalCost <= 100)
+    }
+
+    @Test func aSmallEntryRequestedMoreOftenThanItsVictimIsAdmitted() throws {
+        let cache = try Self.costLimitedCache(.adaptive)
+        Self.warmSmallEntries(cache)
+        for _ in 0..<8 {
+            _ = cache.value(forKey: 1_000)
+        }
+
+        cache.set(1, forKey: 1_000)
+        cache.set(1, forKey: 2_000)
+
+        #expect(cache.containsValue(forKey: 1_000))
+        #expect(cache.count == 100)
+    }
+
     // MARK: Limits
 
     @Test(arguments: policies, [true, false])

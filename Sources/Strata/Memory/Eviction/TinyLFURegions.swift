@@ -112,14 +112,34 @@ struct TinyLFURegions {
     /// What to evict: the candidate and the victim it competes with when there is a candidate and
     /// a distinct victim; otherwise a single choice in `victim` (`candidate` is -1), the oldest
     /// of probation, protected or the window, in that order; -1 when empty.
+    ///
+    /// The candidate's victim is main's oldest entry other than itself: probation's, or, when
+    /// probation holds only the candidate, protected's (as in Caffeine). Without that fallback a
+    /// candidate that found probation empty, as it is after one large entry's arrival has evicted
+    /// many small ones under a cost limit, would be evicted without being judged.
     func evictionChoice() -> (candidate: Int, victim: Int, victimLeavesWindow: Bool) {
         if candidate >= 0 {
-            let victim = probation.tail
-            return victim == candidate || victim < 0 ? (-1, candidate, true) : (candidate, victim, false)
+            var victim = probation.tail
+            if victim == candidate { victim = links.newer(than: candidate) }
+            if victim < 0 { victim = protected.tail }
+            return victim < 0 ? (-1, candidate, true) : (candidate, victim, false)
         }
         if probation.tail >= 0 { return (-1, probation.tail, false) }
         if protected.tail >= 0 { return (-1, protected.tail, false) }
         return (-1, window.tail, true)
+    }
+
+    /// The victim after `slot` when several must go: the entry just newer than `slot` in its
+    /// region, then, after probation's newest, protected's oldest; -1 after protected's newest.
+    func victim(after slot: Int) -> Int {
+        let newer = links.newer(than: slot)
+        return newer < 0 && regions[slot] == .probation ? protected.tail : newer
+    }
+
+    /// Lets the candidate stay on probation as an ordinary entry: the victims after it are
+    /// probation's oldest entries, as for any other entry.
+    mutating func admitCandidate() {
+        candidate = -1
     }
 
     /// Resizes the window to `fraction` of the capacity, moving entries between the window and
