@@ -73,6 +73,22 @@ import Testing
         #expect(hits >= 800, "\(hits) hits out of 1,010 requests")
     }
 
+    /// A cost limit alone, with every cost 1, limits as a count limit does, and should evict as
+    /// well. The policy sizes its frequency sketch as entries arrive and must keep the history it
+    /// has while it grows: it once started each larger sketch empty, and this loop then hit 4,442
+    /// times by cost (adaptive) against 4,950 by count.
+    @Test(arguments: [EvictionPolicy.wTinyLFU, .adaptive])
+    func aCostLimitAloneEvictsAsWellAsACountLimit(policy: EvictionPolicy) throws {
+        let byCount = try MemoryStorage<Int, Int>(maximumCount: 1_000, evictionPolicy: policy)
+        let byCost = try MemoryStorage<Int, Int>(maximumCost: 1_000, evictionPolicy: policy, cost: { _ in 1 })
+        let loop = (0..<6).flatMap { _ in 0..<1_001 }
+
+        let countHits = Self.replay(loop, through: byCount)
+        let costHits = Self.replay(loop, through: byCost)
+
+        #expect(costHits >= countHits - loop.count / 100, "\(costHits) hits by cost, \(countHits) by count")
+    }
+
     @Test func aLoopOneKeyLargerThanTheCacheNeverHitsUnderLRU() throws {
         let cache = try MemoryStorage<Int, Int>(maximumCount: 100, evictionPolicy: .leastRecentlyUsed)
 

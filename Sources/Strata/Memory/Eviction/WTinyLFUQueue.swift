@@ -34,7 +34,12 @@ final class WTinyLFUQueue: EvictionQueue {
     func recordInsertion(of slot: Int, hash: Int) {
         if let grown = FrequencySketch.grownCapacity(sketchCapacity, forSlot: slot, limit: regions.capacity) {
             sketchCapacity = grown
-            sketch = Self.makeSketch(capacity: sketchCapacity)
+            sketch = FrequencySketch(
+                growing: sketch,
+                counters: sketchCapacity * 16,
+                samplePeriod: sketchCapacity * 10,
+                doorkeeperBitsPerSample: 4
+            )
         }
         if lastMissHash == hash {
             lastMissHash = nil
