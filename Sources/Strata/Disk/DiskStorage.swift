@@ -146,7 +146,10 @@ public final class DiskStorage: Sendable {
                 cache: MemoryCacheState(
                     maximumCount: maximumCount,
                     maximumCost: options.maximumByteCount ?? .max,
-                    queue: options.evictionPolicy.makeQueue(capacity: maximumCount)
+                    queue: options.evictionPolicy.makeQueue(
+                        capacity: maximumCount,
+                        maximumCost: options.maximumByteCount ?? .max
+                    )
                 )
             )
         )

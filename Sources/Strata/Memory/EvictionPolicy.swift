@@ -64,13 +64,14 @@ public struct EvictionPolicy: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Makes the queue for a cache of at most `capacity` entries (`Int.max` when unbounded).
-    func makeQueue(capacity: Int) -> any EvictionQueue {
+    /// Makes the queue for a cache of at most `capacity` entries costing at most `maximumCost`
+    /// (each `Int.max` when unbounded).
+    func makeQueue(capacity: Int, maximumCost: Int = .max) -> any EvictionQueue {
         switch kind {
         case .leastRecentlyUsed: LRUQueue()
-        case .wTinyLFU: WTinyLFUQueue(capacity: capacity)
+        case .wTinyLFU: WTinyLFUQueue(capacity: capacity, maximumCost: maximumCost)
         case .s3FIFO: S3FIFOQueue(capacity: capacity)
-        case .adaptive: AdaptiveQueue(capacity: capacity)
+        case .adaptive: AdaptiveQueue(capacity: capacity, maximumCost: maximumCost)
         }
     }
 }

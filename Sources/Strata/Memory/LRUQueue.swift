@@ -12,8 +12,9 @@ protocol EvictionQueue: AnyObject {
     func recordAccess(of slot: Int, hash: Int)
     /// Records a read of a key that is not in the cache (a miss), for frequency-based policies.
     func recordMiss(hash: Int)
-    /// Records the cost of the entry in `slot`, after its insertion and after each write that
-    /// replaces it. Called only when the cache has a cost limit, for queues that weigh costs.
+    /// Records the cost of the entry in `slot`, before its insertion and before the
+    /// ``recordAccess(of:hash:)`` of each write that replaces it. Called only when the cache has a
+    /// cost limit, for queues that weigh costs.
     func recordCost(_ cost: Int, of slot: Int)
     /// Records that the entry in `slot` is gone, whether evicted, expired or removed.
     func recordRemoval(of slot: Int)

@@ -101,8 +101,8 @@ struct MemoryCacheState<Key: Hashable, Value> {
         slots.append(Entry(key: key, value: value, cost: cost, hash: hash, expiry: expiry, version: nextVersion))
         nextVersion &+= 1
         totalCost += cost
-        queue.recordInsertion(of: slot, hash: hash)
         if maximumCost != .max { queue.recordCost(cost, of: slot) }
+        queue.recordInsertion(of: slot, hash: hash)
         if expiry != .infinity { hasExpiringEntries = true }
         return nil
     }
@@ -204,8 +204,8 @@ struct MemoryCacheState<Key: Hashable, Value> {
             }
             index[key] = slot
             totalCost += cost
-            queue.recordInsertion(of: slot, hash: hash)
             if maximumCost != .max { queue.recordCost(cost, of: slot) }
+            queue.recordInsertion(of: slot, hash: hash)
             if expiry != .infinity { hasExpiringEntries = true }
             if hasExpiringEntries, let now { sweep(2, now: now, removed: &removed) }
         }

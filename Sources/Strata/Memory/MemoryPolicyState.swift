@@ -65,8 +65,8 @@ struct MemoryPolicyState<Key: Hashable> {
         }
         count += 1
         totalCost += cost
-        queue.recordInsertion(of: slot, hash: hash)
         if maximumCost != .max { queue.recordCost(cost, of: slot) }
+        queue.recordInsertion(of: slot, hash: hash)
     }
 
     /// Frees `slot`, whose entry of `cost` has left its shard, and tells the queue.

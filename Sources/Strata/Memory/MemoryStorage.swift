@@ -137,7 +137,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         // With no limit, nothing is ever evicted for space: only `trim` reads the order, and plain
         // recency serves it at the lowest cost per hit.
         let unbounded = maximumCount == .max && maximumCost == .max
-        let queue = unbounded ? LRUQueue() : evictionPolicy.makeQueue(capacity: maximumCount)
+        let queue = unbounded ? LRUQueue() : evictionPolicy.makeQueue(capacity: maximumCount, maximumCost: maximumCost)
         self.cache = Cache(
             maximumCount: maximumCount,
             maximumCost: maximumCost,

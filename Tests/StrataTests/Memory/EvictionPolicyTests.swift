@@ -131,6 +131,23 @@ import Testing
         try MemoryStorage<Int, Int>(maximumCost: 100, evictionPolicy: policy, cost: { $0 })
     }
 
+    /// Under a cost limit the window holds 1% of the cost: an entry that costs more leaves it at
+    /// once and is judged, instead of evicting main's entries unjudged while it waits there.
+    @Test(arguments: [EvictionPolicy.wTinyLFU, .adaptive])
+    func aLargeEntryWrittenOnceDoesNotFlushTheWarmEntries(policy: EvictionPolicy) throws {
+        let cache = try MemoryStorage<Int, Int>(maximumCost: 1_000, evictionPolicy: policy, cost: { $0 })
+        for _ in 0..<3 {
+            for key in 0..<900 where cache.value(forKey: key) == nil {
+                cache.set(1, forKey: key)
+            }
+        }
+
+        cache.set(300, forKey: 5_000)
+
+        #expect(!cache.containsValue(forKey: 5_000))
+        #expect(cache.keys().filter { $0 < 900 }.count >= 890)
+    }
+
     @Test func aLargeEntryDoesNotDisplaceManySmallOnesRequestedAlmostAsOften() throws {
         let cache = try Self.costLimitedCache(.adaptive)
 

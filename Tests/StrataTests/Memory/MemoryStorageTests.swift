@@ -572,7 +572,7 @@ import Testing
     }
 
     @Test func updateRespectsTheCostLimit() throws {
-        let cache = try MemoryStorage<String, Data>(maximumCost: 10)
+        let cache = try MemoryStorage<String, Data>(maximumCost: 10, evictionPolicy: .leastRecentlyUsed)
         cache.set(Data(count: 5), forKey: "other")
 
         try cache.update(forKey: "grow") { $0 = Data(count: 8) }
@@ -580,5 +580,20 @@ import Testing
         #expect(cache.value(forKey: "other") == nil)
         #expect(cache.value(forKey: "grow")?.count == 8)
         #expect(cache.totalCost == 8)
+    }
+
+    /// Under the default policy the new value must earn its room: with a window of 1% of 10 bytes
+    /// it is judged at once against the entry it would displace, and a tie keeps that entry.
+    /// Either way the limit holds and what is kept is whole.
+    @Test func updateRespectsTheCostLimitUnderTheDefaultPolicy() throws {
+        let cache = try MemoryStorage<String, Data>(maximumCost: 10)
+        cache.set(Data(count: 5), forKey: "other")
+
+        try cache.update(forKey: "grow") { $0 = Data(count: 8) }
+
+        #expect(cache.totalCost <= 10)
+        #expect(cache.count == 1)
+        let kept = cache.value(forKey: "grow") ?? cache.value(forKey: "other")
+        #expect(kept?.count == cache.totalCost)
     }
 }

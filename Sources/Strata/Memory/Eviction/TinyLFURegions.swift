@@ -6,6 +6,11 @@
 /// *victim*) goes. A read in probation promotes an entry to protected; protected's oldest entries
 /// drop back to probation when it is over its share. All moves are O(1) and allocate only when a
 /// slot index is seen for the first time.
+///
+/// Under a cost limit the window's and protected's shares are shares of the cost limit too, as in
+/// Caffeine: an entry that costs more than the window's share leaves it at once and is judged,
+/// rather than waiting there while its cost evicts main's entries unjudged. With a cost limit
+/// alone, shares are of the cost limit only.
 struct TinyLFURegions {
     enum Region: UInt8 {
         case none, window, probation, protected
@@ -13,6 +18,8 @@ struct TinyLFURegions {
 
     /// The capacity given by the cache, or `Int.max` when it has only a cost limit.
     let capacity: Int
+    /// The cost limit given by the cache, or `Int.max` when it has none.
+    let maximumCost: Int
     /// The protected segment's share of the main region.
     private let protectedFraction = 0.8
     /// The window's share of the capacity; at least one entry.
@@ -27,10 +34,37 @@ struct TinyLFURegions {
     private var protected = SlotLinks.List()
     /// The entry that last left the window and has not been judged yet, or -1.
     private(set) var candidate = -1
+    /// Each slot's cost, under a cost limit; empty otherwise.
+    private var costs: [Int] = []
+    private var windowCost = 0
+    private var protectedCost = 0
 
-    init(capacity: Int, windowFraction: Double) {
+    init(capacity: Int, maximumCost: Int = .max, windowFraction: Double) {
         self.capacity = capacity
+        self.maximumCost = maximumCost
         self.windowFraction = windowFraction
+    }
+
+    /// Whether the regions are sized by cost (the cache has a cost limit).
+    var weighsCost: Bool { maximumCost != .max }
+
+    /// The cost of the entry in `slot`, under a cost limit; 0 otherwise.
+    func cost(of slot: Int) -> Int {
+        slot < costs.count ? costs[slot] : 0
+    }
+
+    /// Records the cost of `slot`'s entry, before its insertion or when a write changes it.
+    mutating func setCost(_ cost: Int, of slot: Int) {
+        guard weighsCost else { return }
+        while costs.count <= slot { costs.append(0) }
+        let change = cost - costs[slot]
+        costs[slot] = cost
+        guard slot < regions.count else { return }
+        switch regions[slot] {
+        case .window: windowCost += change
+        case .protected: protectedCost += change
+        default: break
+        }
     }
 
     /// The number of entries held.
@@ -51,13 +85,30 @@ struct TinyLFURegions {
         capacity == .max ? max(count, 1) : capacity
     }
 
-    /// The most entries the window holds.
+    /// The most entries the window holds; no limit when the regions are sized by cost alone.
     var windowMaximum: Int {
-        max(1, Int(Double(reference) * windowFraction))
+        capacity == .max && weighsCost ? .max : max(1, Int(Double(reference) * windowFraction))
     }
 
     private var protectedMaximum: Int {
-        Int(Double(reference - windowMaximum) * protectedFraction)
+        capacity == .max && weighsCost ? .max : Int(Double(reference - windowMaximum) * protectedFraction)
+    }
+
+    /// The most the window's entries cost together, under a cost limit.
+    private var windowMaximumCost: Int {
+        Int(Double(maximumCost) * windowFraction)
+    }
+
+    private var protectedMaximumCost: Int {
+        Int(Double(maximumCost - windowMaximumCost) * protectedFraction)
+    }
+
+    private var windowIsOver: Bool {
+        window.count > windowMaximum || (weighsCost && windowCost > windowMaximumCost && !window.isEmpty)
+    }
+
+    private var protectedIsOver: Bool {
+        protected.count > protectedMaximum || (weighsCost && protectedCost > protectedMaximumCost && !protected.isEmpty)
     }
 
     /// Puts a new entry at the head of the window, moving the window's overflow to probation.
@@ -72,6 +123,7 @@ struct TinyLFURegions {
         hashes[slot] = hash
         regions[slot] = .window
         links.pushHead(slot, onto: &window)
+        windowCost += cost(of: slot)
         moveWindowOverflowToProbation()
     }
 
@@ -87,6 +139,7 @@ struct TinyLFURegions {
             links.unlink(slot, from: &probation)
             links.pushHead(slot, onto: &protected)
             regions[slot] = .protected
+            protectedCost += cost(of: slot)
             if candidate == slot { candidate = -1 }
             demoteProtectedOverflow()
         case .protected:
@@ -100,10 +153,16 @@ struct TinyLFURegions {
     /// Takes an entry out of whichever region holds it.
     mutating func remove(_ slot: Int) {
         switch regions[slot] {
-        case .window: links.unlink(slot, from: &window)
-        case .probation: links.unlink(slot, from: &probation)
-        case .protected: links.unlink(slot, from: &protected)
-        case .none: break
+        case .window:
+            links.unlink(slot, from: &window)
+            windowCost -= cost(of: slot)
+        case .probation:
+            links.unlink(slot, from: &probation)
+        case .protected:
+            links.unlink(slot, from: &protected)
+            protectedCost -= cost(of: slot)
+        case .none:
+            break
         }
         regions[slot] = .none
         if candidate == slot { candidate = -1 }
@@ -147,9 +206,11 @@ struct TinyLFURegions {
     /// oldest.
     mutating func setWindowFraction(_ fraction: Double) {
         let previous = windowMaximum
+        let previousCost = windowMaximumCost
         windowFraction = fraction
-        var growth = windowMaximum - previous
-        while growth > 0 {
+        var growth = windowMaximum == .max ? 0 : windowMaximum - previous
+        var costGrowth = weighsCost ? windowMaximumCost - previousCost : 0
+        while growth > 0 || costGrowth > 0 {
             var moved = probation.tail
             if moved >= 0 {
                 links.unlink(moved, from: &probation)
@@ -158,20 +219,23 @@ struct TinyLFURegions {
                 moved = protected.tail
                 guard moved >= 0 else { break }
                 links.unlink(moved, from: &protected)
+                protectedCost -= cost(of: moved)
             }
             links.pushHead(moved, onto: &window)
             regions[moved] = .window
+            windowCost += cost(of: moved)
             growth -= 1
+            costGrowth -= max(cost(of: moved), 1)
         }
         moveWindowOverflowToProbation()
         demoteProtectedOverflow()
     }
 
     private mutating func moveWindowOverflowToProbation() {
-        let maximum = windowMaximum
-        while window.count > maximum {
+        while windowIsOver {
             let oldest = window.tail
             links.unlink(oldest, from: &window)
+            windowCost -= cost(of: oldest)
             links.pushHead(oldest, onto: &probation)
             regions[oldest] = .probation
             candidate = oldest
@@ -179,10 +243,10 @@ struct TinyLFURegions {
     }
 
     private mutating func demoteProtectedOverflow() {
-        let maximum = protectedMaximum
-        while protected.count > maximum {
+        while protectedIsOver {
             let oldest = protected.tail
             links.unlink(oldest, from: &protected)
+            protectedCost -= cost(of: oldest)
             links.pushHead(oldest, onto: &probation)
             regions[oldest] = .probation
         }
@@ -197,5 +261,8 @@ struct TinyLFURegions {
         probation = SlotLinks.List()
         protected = SlotLinks.List()
         candidate = -1
+        costs.removeAll(keepingCapacity: true)
+        windowCost = 0
+        protectedCost = 0
     }
 }

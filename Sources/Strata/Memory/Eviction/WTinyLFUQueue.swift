@@ -19,8 +19,8 @@ final class WTinyLFUQueue: EvictionQueue {
     @exclusivity(unchecked) private var sketchCapacity: Int
     @exclusivity(unchecked) private var lastMissHash: Int?
 
-    init(capacity: Int) {
-        regions = TinyLFURegions(capacity: capacity, windowFraction: 0.01)
+    init(capacity: Int, maximumCost: Int = .max) {
+        regions = TinyLFURegions(capacity: capacity, maximumCost: maximumCost, windowFraction: 0.01)
         sketchCapacity = FrequencySketch.initialCapacity(forLimit: capacity)
         sketch = Self.makeSketch(capacity: sketchCapacity)
     }
@@ -47,6 +47,10 @@ final class WTinyLFUQueue: EvictionQueue {
             sketch.increment(hash)
         }
         regions.insert(slot, hash: hash)
+    }
+
+    func recordCost(_ cost: Int, of slot: Int) {
+        regions.setCost(cost, of: slot)
     }
 
     func recordAccess(of slot: Int, hash: Int) {
