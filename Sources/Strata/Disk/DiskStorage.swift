@@ -453,7 +453,13 @@ public final class DiskStorage: Sendable {
     /// recency touch due. `nil` when any of that fails; the caller then reads on the I/O threads,
     /// which also deal with damage, expiry and files this process has not indexed.
     func valueInPlace(forKey key: String) -> Data?? {
-        guard let key = try? normalizedKey(key), let relativePath = knownPath(forKey: key),
+        // The state's lock only if it is free: a thread that holds it may be doing file I/O (a
+        // snapshot, an eviction), and waiting for it here would be waiting for the disk.
+        guard let key = try? normalizedKey(key),
+            let known = state.withLockIfAvailable({ state in
+                state.cache.index[key].flatMap { state.cache.slots[$0]?.value.relativePath }
+            }),
+            let relativePath = known,
             let file = SystemCalls.readFileIfCached(absolutePath(relativePath), limit: Self.largestReadInPlace),
             let (header, payload) = try? DiskRecordHeader.decodeRecord(file.bytes),
             header.key == key
@@ -461,7 +467,7 @@ public final class DiskStorage: Sendable {
         let observation = beginObservation()
         let now = now()
         guard liveUntil(header, modified: file.modified) > now else { return nil }
-        let counted = state.withLock { state -> Bool in
+        let counted = state.withLockIfAvailable { state -> Bool in
             guard let slot = state.cache.index[key], let entry = state.cache.slots[slot]?.value,
                 entry.relativePath == relativePath, now - entry.touched <= touchInterval
             else { return false }
@@ -470,7 +476,7 @@ public final class DiskStorage: Sendable {
             _ = state.cache.recordAccess(forKey: key)
             return true
         }
-        guard counted else { return nil }
+        guard counted == true else { return nil }
         endObservation(.get, observation)
         guard !payload.isEmpty, let base = file.buffer.baseAddress else { return .some(Data()) }
         return .some(

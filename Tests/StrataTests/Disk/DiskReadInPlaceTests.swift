@@ -4,10 +4,17 @@ import Testing
 
 @testable import Strata
 
-/// The async `value(forKey:)` of a caller on no actor reads a value the page cache holds on the
-/// caller's thread, with calls that cannot wait for the disk; everything else goes to the I/O
-/// threads, which read the same value, find the same damage and expire the same entries.
+/// With `readsInPlace`, the async `value(forKey:)` of a caller on no actor reads a value the page
+/// cache holds on the caller's thread, with calls that cannot wait for the disk; everything else
+/// goes to the I/O threads, which read the same value, find the same damage and expire the same
+/// entries.
 @Suite struct DiskReadInPlaceTests {
+    private static func options() -> DiskStorage.Options {
+        var options = DiskStorage.Options()
+        options.readsInPlace = true
+        return options
+    }
+
     /// Reads as a server's request handler would: from no actor.
     @concurrent
     private static func read(_ key: String, from storage: DiskStorage) async throws -> Data? {
@@ -18,7 +25,7 @@ import Testing
     @Test func aCachedValueIsReadOnTheCallersThreadWithItsHitCounted() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let storage = try DiskStorage(url: folder.url)
+        let storage = try DiskStorage(url: folder.url, options: Self.options())
         try await storage.set(Data("odesa".utf8), forKey: "city")
         try await storage.set(Data(), forKey: "empty")
         let hits = storage.statistics.hits
@@ -36,7 +43,7 @@ import Testing
     @Test func aCallerOnTheMainActorIsNeverAnsweredOnItsThread() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let storage = try DiskStorage(url: folder.url)
+        let storage = try DiskStorage(url: folder.url, options: Self.options())
         try await storage.set(Data("dnipro".utf8), forKey: "city")
 
         let value = try await storage.value(forKey: "city")
@@ -50,7 +57,7 @@ import Testing
     func aDamagedFileIsLeftToTheIOThreads(damage: DiskStorageDamageTests.Damage) async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let storage = try DiskStorage(url: folder.url)
+        let storage = try DiskStorage(url: folder.url, options: Self.options())
         try await storage.set(Data(repeating: 0x5a, count: 300), forKey: "k")
         let path = folder.path + "/" + relativePath(forKey: "k")
         try damage.apply(to: path)
@@ -68,7 +75,7 @@ import Testing
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let clock = ManualClock()
-        var options = DiskStorage.Options()
+        var options = Self.options()
         options.clock = clock
         let storage = try DiskStorage(url: folder.url, options: options)
         try await storage.set(Data([1]), forKey: "token", timeToLive: .seconds(10))
@@ -85,7 +92,7 @@ import Testing
     @Test func aValueLargerThan256KiBIsReadOnTheIOThreads() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let storage = try DiskStorage(url: folder.url)
+        let storage = try DiskStorage(url: folder.url, options: Self.options())
         let large = Data((0..<(300 * 1024)).map { UInt8(truncatingIfNeeded: $0) })
         try await storage.set(large, forKey: "large")
 
@@ -99,8 +106,8 @@ import Testing
     @Test func aValueAnotherStorageWroteIsFoundOnTheIOThreadsThenReadInPlace() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let reader = try DiskStorage(url: folder.url)
-        let writer = try DiskStorage(url: folder.url)
+        let reader = try DiskStorage(url: folder.url, options: Self.options())
+        let writer = try DiskStorage(url: folder.url, options: Self.options())
         try await writer.set(Data("kyiv".utf8), forKey: "city")
 
         let first = try await Self.read("city", from: reader)
@@ -112,11 +119,24 @@ import Testing
     }
 
     @concurrent
+    @Test func withoutTheOptionEveryReadGoesToTheIOThreads() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let storage = try DiskStorage(url: folder.url)
+        try await storage.set(Data("poltava".utf8), forKey: "city")
+
+        let value = try await Self.read("city", from: storage)
+
+        #expect(value == Data("poltava".utf8))
+        #expect(storage.readsInPlace == 0)
+    }
+
+    @concurrent
     @Test func aValueReplacedByAnotherStorageIsReadAsItIsNow() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let reader = try DiskStorage(url: folder.url)
-        let writer = try DiskStorage(url: folder.url)
+        let reader = try DiskStorage(url: folder.url, options: Self.options())
+        let writer = try DiskStorage(url: folder.url, options: Self.options())
         try await reader.set(Data("old".utf8), forKey: "k")
         try await writer.set(Data("new".utf8), forKey: "k")
 
