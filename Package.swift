@@ -54,15 +54,12 @@ let package = Package(
             name: "Strata",
             dependencies: [
                 "CStrataChecksum",
-                "CStrataSystem",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
         // CRC-32C with the processor's instructions, for the disk format's payload checksum.
         .target(name: "CStrataChecksum"),
-        // System calls Swift cannot make directly: reads that never wait for the disk.
-        .target(name: "CStrataSystem"),
         .target(name: "StrataTesting", dependencies: ["Strata"]),
         .target(
             name: "StrataObjects",

@@ -7,25 +7,9 @@ extension DiskStorage: UpdatableStorage, LifetimeStorage, EnumerableStorage, Cle
     /// Returns the value for `key`, or `nil` if there is none or it has expired; the file is read
     /// on Strata's I/O threads while the caller is suspended.
     ///
-    /// With ``Options/readsInPlace``, a caller on no actor (a server's request handler, say)
-    /// whose value the kernel already holds in memory gets it without that hop: the read is made
-    /// on the caller's thread with calls that fail rather than wait for the disk (Linux's
-    /// `openat2` with `RESOLVE_CACHED` and `preadv2` with `RWF_NOWAIT`), for files up to 256 KiB.
-    /// Anything else (a value the disk must be read for, a caller on an actor, another platform)
-    /// goes to the I/O threads.
-    ///
     /// - Throws: What the synchronous method of the same name throws.
     public func value(forKey key: String) async throws(StorageError) -> Data? {
-        // Bound first: `if #isolation == nil` crashes Swift 6.3.1's code generation.
-        let isolation = #isolation
-        if options.readsInPlace, isolation == nil, let value = valueInPlace(forKey: key) {
-            // A loop of reads that never suspend would hold its cooperative thread (one of two on
-            // a small server) until it ends, starving every other task and timer; the hop these
-            // reads replace suspended every time. Every 8th read in place on a thread yields.
-            if ReadsInPlaceOnThisThread.countOneAndAskWhetherToYield() { await Task.yield() }
-            return value
-        }
-        return try await BlockingIOPool.shared.run { () throws(StorageError) in try self.value(forKey: key) }
+        try await BlockingIOPool.shared.run { () throws(StorageError) in try self.value(forKey: key) }
     }
 
     /// Returns the values for `keys`, in the same order, `nil` where a key has none; the files
@@ -145,23 +129,5 @@ extension DiskStorage: UpdatableStorage, LifetimeStorage, EnumerableStorage, Cle
             aborted: { self.updateAborted($0, key: key) },
             body
         )
-    }
-}
-
-/// Counts the reads answered in place on the calling thread, in the thread's own slot, so that a
-/// loop of them on any thread yields every 8th time, however many loops share the process.
-private enum ReadsInPlaceOnThisThread {
-    static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        pthread_key_create(&key, nil)
-        return key
-    }()
-
-    /// Counts a read; whether it is the 8th since the thread last yielded.
-    static func countOneAndAskWhetherToYield() -> Bool {
-        let count = Int(bitPattern: pthread_getspecific(key)) &+ 1
-        let yields = count >= 8
-        pthread_setspecific(key, UnsafeRawPointer(bitPattern: yields ? 0 : count))
-        return yields
     }
 }
