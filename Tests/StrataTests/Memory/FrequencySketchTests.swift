@@ -12,12 +12,8 @@ import Testing
         }
         let before = hashes.map { sketch.frequency(of: $0) }
 
-        let grown = FrequencySketch(
-            growing: sketch,
-            counters: 16_384,
-            samplePeriod: 160_000,
-            doorkeeperBitsPerSample: 2
-        )
+        var grown = FrequencySketch(counters: 16_384, samplePeriod: 160_000, doorkeeperBitsPerSample: 2)
+        grown.takeCounts(of: sketch)
 
         #expect(hashes.map { grown.frequency(of: $0) } == before)
         #expect(grown.samples == sketch.samples)
@@ -27,7 +23,8 @@ import Testing
     @Test func aGrownSketchCountsOnAndHalvesOnItsOwnPeriod() {
         var sketch = FrequencySketch(counters: 512, samplePeriod: 1_000, doorkeeperBitsPerSample: 2)
         for _ in 0..<8 { sketch.increment(42) }
-        var grown = FrequencySketch(growing: sketch, counters: 4_096, samplePeriod: 8_000, doorkeeperBitsPerSample: 2)
+        var grown = FrequencySketch(counters: 4_096, samplePeriod: 8_000, doorkeeperBitsPerSample: 2)
+        grown.takeCounts(of: sketch)
 
         grown.increment(42)
         #expect(grown.frequency(of: 42) == 9)

@@ -81,16 +81,10 @@ final class AdaptiveQueue: EvictionQueue {
 
     var reservedByteCount: Int { sketch.byteCount + windowGhost.byteCount + mainGhost.byteCount }
 
-    private static func makeSketch(capacity: Int, growing smaller: FrequencySketch? = nil) -> FrequencySketch {
-        let counters = max(capacity * 32, 8192)
-        let samplePeriod = max(capacity * 30, 50_000)
-        guard let smaller else {
-            return FrequencySketch(counters: counters, samplePeriod: samplePeriod, doorkeeperBitsPerSample: 2)
-        }
-        return FrequencySketch(
-            growing: smaller,
-            counters: counters,
-            samplePeriod: samplePeriod,
+    private static func makeSketch(capacity: Int) -> FrequencySketch {
+        FrequencySketch(
+            counters: max(capacity * 32, 8192),
+            samplePeriod: max(capacity * 30, 50_000),
             doorkeeperBitsPerSample: 2
         )
     }
@@ -109,7 +103,9 @@ final class AdaptiveQueue: EvictionQueue {
     func recordInsertion(of slot: Int, hash: Int) {
         if let grown = FrequencySketch.grownCapacity(sizedCapacity, forSlot: slot, limit: regions.capacity) {
             sizedCapacity = grown
-            sketch = Self.makeSketch(capacity: sizedCapacity, growing: sketch)
+            var larger = Self.makeSketch(capacity: sizedCapacity)
+            larger.takeCounts(of: sketch)
+            sketch = larger
             monitorPeriod = Self.monitorPeriod(capacity: sizedCapacity)
             windowGhost = GhostQueue(capacity: Self.ghostCapacity(capacity: sizedCapacity))
             mainGhost = GhostQueue(capacity: Self.ghostCapacity(capacity: sizedCapacity))

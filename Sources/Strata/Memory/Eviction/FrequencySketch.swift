@@ -30,8 +30,8 @@ struct FrequencySketch {
         doorkeeperMask = UInt64(doorkeeperWords * 64 - 1)
     }
 
-    /// Creates a sketch like ``init(counters:samplePeriod:doorkeeperBitsPerSample:)`` that keeps
-    /// every estimate of `smaller`, which has no more counters or doorkeeper bits.
+    /// Takes every estimate of `smaller`, which has no more counters or doorkeeper bits, for a
+    /// sketch just made larger; its own counts are replaced.
     ///
     /// A hash's counters sit in the block its low bits choose, at places in the block that its
     /// high bits choose, and its doorkeeper bits likewise at places its low bits choose; a table
@@ -39,15 +39,14 @@ struct FrequencySketch {
     /// every place of the larger table that extends its index therefore gives each hash the
     /// counters and bits it had, and a growing cache keeps the history its admissions depend on;
     /// collisions fade as counts diverge and halve. O(counters / 16 + doorkeeper bits / 64).
-    init(growing smaller: FrequencySketch, counters: Int, samplePeriod: Int, doorkeeperBitsPerSample: Int) {
-        self.init(counters: counters, samplePeriod: samplePeriod, doorkeeperBitsPerSample: doorkeeperBitsPerSample)
+    mutating func takeCounts(of smaller: FrequencySketch) {
         if table.count >= smaller.table.count {
             for index in table.indices { table[index] = smaller.table[index % smaller.table.count] }
         }
         if doorkeeper.count >= smaller.doorkeeper.count {
             for index in doorkeeper.indices { doorkeeper[index] = smaller.doorkeeper[index % smaller.doorkeeper.count] }
         }
-        samples = min(smaller.samples, self.samplePeriod - 1)
+        samples = min(smaller.samples, samplePeriod - 1)
     }
 
     /// The entries a policy first sizes its sketch (and the structures that go with it) for: the
@@ -65,8 +64,8 @@ struct FrequencySketch {
     /// nothing until entries arrive, and no limit up to `Int.max` overflows. With no count limit
     /// (a cost limit alone) it doubles whenever the slots reach it, so it is sized for one to two
     /// times the entries held, as a count-limited sketch is for its limit. Policies grow their
-    /// sketch with ``init(growing:counters:samplePeriod:doorkeeperBitsPerSample:)``, which keeps
-    /// its counts: a new sketch at each doubling forgot, under a cost limit alone, the history
+    /// sketch with ``takeCounts(of:)``, which keeps
+    /// their counts: a new sketch at each doubling forgot, under a cost limit alone, the history
     /// that loops need, and lost up to 15 points of hit ratio against the same cache limited by
     /// count (the LIRS paper's glimpse trace at 1,000 entries: 35.4% against 50.7%).
     static func grownCapacity(_ capacity: Int, forSlot slot: Int, limit: Int) -> Int? {

@@ -34,12 +34,9 @@ final class WTinyLFUQueue: EvictionQueue {
     func recordInsertion(of slot: Int, hash: Int) {
         if let grown = FrequencySketch.grownCapacity(sketchCapacity, forSlot: slot, limit: regions.capacity) {
             sketchCapacity = grown
-            sketch = FrequencySketch(
-                growing: sketch,
-                counters: sketchCapacity * 16,
-                samplePeriod: sketchCapacity * 10,
-                doorkeeperBitsPerSample: 4
-            )
+            var larger = Self.makeSketch(capacity: sketchCapacity)
+            larger.takeCounts(of: sketch)
+            sketch = larger
         }
         if lastMissHash == hash {
             lastMissHash = nil
