@@ -53,13 +53,14 @@ let package = Package(
         .target(
             name: "Strata",
             dependencies: [
-                "CStrataChecksum",
+                "CStrata",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
-        // CRC-32C with the processor's instructions, for the disk format's payload checksum.
-        .target(name: "CStrataChecksum"),
+        // What Swift cannot say: CRC-32C with the processor's instructions (the disk format's payload
+        // checksum) and cache prefetches (the eviction policies' batches of reads).
+        .target(name: "CStrata"),
         .target(name: "StrataTesting", dependencies: ["Strata"]),
         .target(
             name: "StrataObjects",

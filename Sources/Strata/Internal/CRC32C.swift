@@ -1,4 +1,4 @@
-internal import CStrataChecksum
+internal import CStrata
 
 /// CRC-32C, the checksum of disk payloads from format version 2: the processor's CRC32
 /// instructions where it has them (SSE 4.2, ARMv8's CRC extension), run three streams at a time.

@@ -25,6 +25,10 @@ protocol EvictionQueue: AnyObject {
     /// or less when only the count is over), or `nil` when the queue is empty. Queues that weigh
     /// costs answer differently from ``victim()``; the others answer the same.
     func victim(excessCost: Int) -> Int?
+    /// Starts loading what ``recordAccess(of:hash:)`` and ``recordMiss(hash:)`` will touch for
+    /// `accesses` (a slot of -1 is a miss), so that the cache misses of a batch of reads overlap
+    /// instead of following one another. A hint: it changes nothing the queue decides.
+    func prefetch(_ accesses: UnsafeBufferPointer<PendingAccess>)
     /// Forgets every entry.
     func removeAll()
     /// The bytes the policy reserves beyond a link per entry: its frequency sketch and ghost
@@ -37,70 +41,45 @@ extension EvictionQueue {
     func recordMiss(hash: Int) {}
     func recordCost(_ cost: Int, of slot: Int) {}
     func victim(excessCost: Int) -> Int? { victim() }
+    func prefetch(_ accesses: UnsafeBufferPointer<PendingAccess>) {}
     var reservedByteCount: Int { 0 }
 }
 
-/// Least-recently-used order as a doubly linked list threaded through two index arrays, so an
-/// access moves an entry to the front in O(1) without allocating.
+/// Least-recently-used order as one doubly linked list of slots (``SlotLinks``), so an access
+/// moves an entry to the front in O(1) without allocating.
 final class LRUQueue: EvictionQueue {
     // Unchecked: only the owning cache touches the queue, always under its lock, and no method
     // hands out an inout access that could overlap another.
-    @exclusivity(unchecked) private var previous: [Int] = []
-    @exclusivity(unchecked) private var next: [Int] = []
-    /// Most recently used.
-    @exclusivity(unchecked) private var head = -1
-    /// Least recently used: the next victim.
-    @exclusivity(unchecked) private var tail = -1
+    @exclusivity(unchecked) private var links = SlotLinks()
+    /// Most recently used at the head; the tail is the next victim.
+    @exclusivity(unchecked) private var list = SlotLinks.List()
 
     init() {}
 
-    private func ensureCapacity(for slot: Int) {
-        while previous.count <= slot {
-            previous.append(-1)
-            next.append(-1)
-        }
-    }
-
-    private func unlink(_ slot: Int) {
-        let before = previous[slot]
-        let after = next[slot]
-        if before >= 0 { next[before] = after } else { head = after }
-        if after >= 0 { previous[after] = before } else { tail = before }
-        previous[slot] = -1
-        next[slot] = -1
-    }
-
-    private func pushFront(_ slot: Int) {
-        previous[slot] = -1
-        next[slot] = head
-        if head >= 0 { previous[head] = slot }
-        head = slot
-        if tail < 0 { tail = slot }
-    }
-
     func recordInsertion(of slot: Int, hash: Int) {
-        ensureCapacity(for: slot)
-        pushFront(slot)
+        links.ensureCapacity(for: slot)
+        links.pushHead(slot, onto: &list)
     }
 
     func recordAccess(of slot: Int, hash: Int) {
-        guard head != slot else { return }
-        unlink(slot)
-        pushFront(slot)
+        links.moveToHead(slot, in: &list)
     }
 
     func recordRemoval(of slot: Int) {
-        unlink(slot)
+        links.unlink(slot, from: &list)
     }
 
     func victim() -> Int? {
-        tail >= 0 ? tail : nil
+        list.tail >= 0 ? list.tail : nil
+    }
+
+    func prefetch(_ accesses: UnsafeBufferPointer<PendingAccess>) {
+        for access in accesses { links.prefetch(access.slot) }
+        for access in accesses { links.prefetchNeighbours(of: access.slot) }
     }
 
     func removeAll() {
-        previous.removeAll(keepingCapacity: true)
-        next.removeAll(keepingCapacity: true)
-        head = -1
-        tail = -1
+        links.removeAll()
+        list = SlotLinks.List()
     }
 }

@@ -83,6 +83,14 @@ struct MemoryPolicyState<Key: Hashable> {
     /// freed or given to another key, and empties it.
     @inlinable
     mutating func applyDraining() {
+        // Each access touches an occupant and the queue's entries at random in a large cache:
+        // start every one of those cache misses first, so that they overlap.
+        occupants.withUnsafeBufferPointer { occupants in
+            for access in draining where access.slot >= 0 && access.slot < occupants.count {
+                prefetch(occupants.baseAddress! + access.slot)
+            }
+        }
+        draining.withUnsafeBufferPointer { queue.prefetch($0) }
         for access in draining {
             if access.slot < 0 {
                 queue.recordMiss(hash: access.hash)

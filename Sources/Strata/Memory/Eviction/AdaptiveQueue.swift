@@ -130,6 +130,14 @@ final class AdaptiveQueue: EvictionQueue {
         if requests >= monitorPeriod { endPeriod() }
     }
 
+    func prefetch(_ accesses: UnsafeBufferPointer<PendingAccess>) {
+        for access in accesses {
+            sketch.prefetch(access.hash)
+            regions.prefetch(access.slot)
+        }
+        for access in accesses { regions.prefetchNeighbours(of: access.slot) }
+    }
+
     func recordMiss(hash: Int) {
         countMiss(hash: hash)
         lastMissHash = hash

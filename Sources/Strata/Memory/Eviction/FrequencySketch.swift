@@ -128,6 +128,23 @@ struct FrequencySketch {
         return seen
     }
 
+    /// Starts loading what ``increment(_:)`` of `hash` touches: its doorkeeper words and its
+    /// block of counters. A hint: nothing changes.
+    func prefetch(_ hash: Int) {
+        let mixed = Self.mix(hash)
+        let (first, second) = doorkeeperBits(mixed)
+        doorkeeper.withUnsafeBufferPointer { words in
+            Strata.prefetch(words.baseAddress! + (first >> 6))
+            Strata.prefetch(words.baseAddress! + (second >> 6))
+        }
+        let block = Self.block(mixed, mask: blockMask)
+        // A block is 64 bytes, which may start anywhere in a cache line.
+        table.withUnsafeBufferPointer { words in
+            Strata.prefetch(words.baseAddress! + block)
+            Strata.prefetch(words.baseAddress! + block + 7)
+        }
+    }
+
     /// Halves every counter and clears the doorkeeper now, without moving the next periodic
     /// halving, so that popularity fades faster.
     mutating func age() {

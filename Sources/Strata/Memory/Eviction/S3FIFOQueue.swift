@@ -82,6 +82,14 @@ final class S3FIFOQueue: EvictionQueue {
         if frequencies[slot] < 3 { frequencies[slot] += 1 }
     }
 
+    func prefetch(_ accesses: UnsafeBufferPointer<PendingAccess>) {
+        frequencies.withUnsafeBufferPointer { frequencies in
+            for access in accesses where access.slot >= 0 && access.slot < frequencies.count {
+                Strata.prefetch(frequencies.baseAddress! + access.slot)
+            }
+        }
+    }
+
     func recordRemoval(of slot: Int) {
         switch regions[slot] {
         case .small:

@@ -1,8 +1,12 @@
-/// Doubly linked lists of slot indices threaded through two shared index arrays, for eviction
-/// queues that keep entries in several ordered regions. A slot is in at most one list at a time.
+/// Doubly linked lists of slot indices threaded through one shared array of links, for eviction
+/// queues that keep entries in one or several ordered regions. A slot is in at most one list at a
+/// time.
 ///
-/// Linking and unlinking are O(1) and never allocate; the arrays grow only when a slot index is
-/// seen for the first time.
+/// Linking and unlinking are O(1) and never allocate; the array grows only when a slot index is
+/// seen for the first time. A slot's two links sit side by side, so that moving an entry of a
+/// large cache costs one cache miss for it and one for each neighbour, and
+/// ``prefetch(_:)`` and ``prefetchNeighbours(of:)`` let a batch of moves start those misses
+/// together.
 struct SlotLinks {
     /// The two ends of one list and its length.
     struct List {
@@ -15,30 +19,34 @@ struct SlotLinks {
         var isEmpty: Bool { count == 0 }
     }
 
-    private var previous: [Int] = []
-    private var next: [Int] = []
+    /// A slot's neighbours: towards the head (`previous`) and towards the tail (`next`), -1 at
+    /// either end or for a slot in no list.
+    private struct Link {
+        var previous = -1
+        var next = -1
+    }
 
-    /// The number of slot indices the arrays cover.
-    var slotCount: Int { next.count }
+    private var links: [Link] = []
+
+    /// The number of slot indices the array covers.
+    var slotCount: Int { links.count }
 
     /// Makes room for `slot`.
     mutating func ensureCapacity(for slot: Int) {
-        while next.count <= slot {
-            previous.append(-1)
-            next.append(-1)
+        if links.count <= slot {
+            links.append(contentsOf: repeatElement(Link(), count: slot + 1 - links.count))
         }
     }
 
     /// The slot pushed just before `slot` onto its list (towards the head), or -1.
     func newer(than slot: Int) -> Int {
-        previous[slot]
+        links[slot].previous
     }
 
     /// Puts `slot`, which is in no list, at the head of `list`.
     mutating func pushHead(_ slot: Int, onto list: inout List) {
-        previous[slot] = -1
-        next[slot] = list.head
-        if list.head >= 0 { previous[list.head] = slot }
+        links[slot] = Link(previous: -1, next: list.head)
+        if list.head >= 0 { links[list.head].previous = slot }
         list.head = slot
         if list.tail < 0 { list.tail = slot }
         list.count += 1
@@ -46,12 +54,10 @@ struct SlotLinks {
 
     /// Takes `slot` out of `list`, which holds it.
     mutating func unlink(_ slot: Int, from list: inout List) {
-        let before = previous[slot]
-        let after = next[slot]
-        if before >= 0 { next[before] = after } else { list.head = after }
-        if after >= 0 { previous[after] = before } else { list.tail = before }
-        previous[slot] = -1
-        next[slot] = -1
+        let link = links[slot]
+        if link.previous >= 0 { links[link.previous].next = link.next } else { list.head = link.next }
+        if link.next >= 0 { links[link.next].previous = link.previous } else { list.tail = link.previous }
+        links[slot] = Link()
         list.count -= 1
     }
 
@@ -62,9 +68,26 @@ struct SlotLinks {
         pushHead(slot, onto: &list)
     }
 
-    /// Forgets every link, keeping the arrays' storage.
+    /// Starts loading `slot`'s links, if the array covers it. A hint: nothing changes.
+    func prefetch(_ slot: Int) {
+        guard slot >= 0, slot < links.count else { return }
+        links.withUnsafeBufferPointer { Strata.prefetch($0.baseAddress! + slot) }
+    }
+
+    /// Starts loading the links of `slot`'s neighbours, which moving it changes. Reads `slot`'s
+    /// own links, so it is worth calling once those have arrived (after ``prefetch(_:)`` for a
+    /// batch). A hint: nothing changes.
+    func prefetchNeighbours(of slot: Int) {
+        guard slot >= 0, slot < links.count else { return }
+        links.withUnsafeBufferPointer { links in
+            let link = links[slot]
+            if link.previous >= 0 { Strata.prefetch(links.baseAddress! + link.previous) }
+            if link.next >= 0 { Strata.prefetch(links.baseAddress! + link.next) }
+        }
+    }
+
+    /// Forgets every link, keeping the array's storage.
     mutating func removeAll() {
-        previous.removeAll(keepingCapacity: true)
-        next.removeAll(keepingCapacity: true)
+        links.removeAll(keepingCapacity: true)
     }
 }

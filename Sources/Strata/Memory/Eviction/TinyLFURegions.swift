@@ -150,6 +150,19 @@ struct TinyLFURegions {
         return region
     }
 
+    /// Starts loading what ``access(_:)`` of `slot` reads first. A hint: nothing changes.
+    func prefetch(_ slot: Int) {
+        guard slot >= 0, slot < regions.count else { return }
+        regions.withUnsafeBufferPointer { Strata.prefetch($0.baseAddress! + slot) }
+        links.prefetch(slot)
+    }
+
+    /// Starts loading the links of `slot`'s neighbours, which ``access(_:)`` changes; worth
+    /// calling once `slot`'s own links have arrived. A hint: nothing changes.
+    func prefetchNeighbours(of slot: Int) {
+        links.prefetchNeighbours(of: slot)
+    }
+
     /// Takes an entry out of whichever region holds it.
     mutating func remove(_ slot: Int) {
         switch regions[slot] {

@@ -55,6 +55,14 @@ final class WTinyLFUQueue: EvictionQueue {
         regions.access(slot)
     }
 
+    func prefetch(_ accesses: UnsafeBufferPointer<PendingAccess>) {
+        for access in accesses {
+            sketch.prefetch(access.hash)
+            regions.prefetch(access.slot)
+        }
+        for access in accesses { regions.prefetchNeighbours(of: access.slot) }
+    }
+
     func recordMiss(hash: Int) {
         sketch.increment(hash)
         lastMissHash = hash
