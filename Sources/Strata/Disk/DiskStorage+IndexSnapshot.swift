@@ -172,11 +172,71 @@ extension DiskStorage {
         }
     }
 
+    /// A value folder as opening listed it: its modification time, taken before the listing, and
+    /// what it holds, temporary files apart.
+    struct FolderListing {
+        var modified: DiskIndexSnapshot.Time
+        var entries: [(name: String, inode: UInt64)]
+        var temporaryFiles: [String]
+    }
+
+    /// The folder's snapshot and a listing of each value folder (`nil` for one that does not
+    /// exist), or `nil` when there is no snapshot to use. Both are system-call work that does
+    /// not depend on the other, so they run on two threads: this one reads the snapshot and
+    /// lists the second half of the folders while another thread lists the first half
+    /// (``bothAtOnce(_:_:)``).
+    func loadSnapshotListingFolders() throws(SystemCallError) -> (DiskIndexSnapshot, [FolderListing?])? {
+        guard layout == .flat, options.savesIndexSnapshots,
+            SystemCalls.fileExists(root + "/" + DiskIndexSnapshot.fileName)
+        else { return nil }
+        let folders = DiskLayout.flat.folders
+        let half = folders.count / 2
+        let (first, (snapshot, second)) = bothAtOnce(
+            { Result { () throws(SystemCallError) in try listFolders(folders[..<half]) } },
+            { (loadSnapshot(), Result { () throws(SystemCallError) in try listFolders(folders[half...]) }) }
+        )
+        guard let snapshot else { return nil }
+        return (snapshot, try first.get() + second.get())
+    }
+
+    private func listFolders(_ folders: ArraySlice<String>) throws(SystemCallError) -> [FolderListing?] {
+        var listings: [FolderListing?] = []
+        listings.reserveCapacity(folders.count)
+        for folder in folders {
+            guard let listing = try SystemCalls.listing(of: root + "/" + folder) else {
+                listings.append(nil)
+                continue
+            }
+            var entries: [(name: String, inode: UInt64)] = []
+            entries.reserveCapacity(listing.entries.count)
+            var temporaryFiles: [String] = []
+            for entry in listing.entries {
+                if entry.name.hasPrefix(TemporaryFiles.prefix) {
+                    temporaryFiles.append(entry.name)
+                } else {
+                    entries.append(entry)
+                }
+            }
+            listings.append(
+                FolderListing(
+                    modified: DiskIndexSnapshot.Time(
+                        seconds: listing.modified.seconds,
+                        nanoseconds: listing.modified.nanoseconds
+                    ),
+                    entries: entries,
+                    temporaryFiles: temporaryFiles
+                )
+            )
+        }
+        return listings
+    }
+
     /// Passes each value of `snapshot` in a value folder that has not changed since it was saved
-    /// to `found` (or, expired, its path to `expired`), and reads the other folders' files with
-    /// `scan`.
+    /// (as `listings`, by folder number, found it) to `found` (or, expired, its path to
+    /// `expired`), and reads the other folders' files with `scan`.
     func buildIndex(
         from snapshot: DiskIndexSnapshot,
+        listings: [FolderListing?],
         now: Double,
         found: (Scanned) -> Void,
         expired: (String) -> Void,
@@ -185,21 +245,9 @@ extension DiskStorage {
         var fromSnapshot = 0
         var read = 0
         for (number, folder) in DiskLayout.flat.folders.enumerated() {
-            guard let listing = try SystemCalls.listing(of: root + "/" + folder) else { continue }
-            var names: [(name: String, inode: UInt64)] = []
-            names.reserveCapacity(listing.entries.count)
-            for entry in listing.entries {
-                if entry.name.hasPrefix(TemporaryFiles.prefix) {
-                    removeStaleTemporaryFile(folder + "/" + entry.name)
-                } else {
-                    names.append(entry)
-                }
-            }
-            let modified = DiskIndexSnapshot.Time(
-                seconds: listing.modified.seconds,
-                nanoseconds: listing.modified.nanoseconds
-            )
-            if snapshot.matches(folder: number, modified: modified, listing: names),
+            guard let listing = listings[number] else { continue }
+            for name in listing.temporaryFiles { removeStaleTemporaryFile(folder + "/" + name) }
+            if snapshot.matches(folder: number, modified: listing.modified, listing: listing.entries),
                 let files = snapshot.folders[number]?.files
             {
                 fromSnapshot += 1
@@ -225,7 +273,7 @@ extension DiskStorage {
             read += 1
             guard let descriptor = try SystemCalls.openFolder(root + "/" + folder) else { continue }
             defer { close(descriptor) }
-            for (name, _) in names where isRecordName(name) {
+            for (name, _) in listing.entries where isRecordName(name) {
                 try scan(folder + "/" + name, descriptor, name)
             }
         }
