@@ -14,6 +14,11 @@ import Musl
 if CommandLine.arguments.dropFirst().first == "hitrate" {
     exit(await HitRateCommand.run(arguments: Array(CommandLine.arguments.dropFirst(2))))
 }
+// `strata-bench instructions FIGURE COUNT` runs one figure's reads for callgrind: see
+// `InstructionsCommand.usage`.
+if CommandLine.arguments.dropFirst().first == "instructions" {
+    exit(await InstructionsCommand.run(arguments: Array(CommandLine.arguments.dropFirst(2))))
+}
 // `strata-bench footprint` prints memory.bytes.per.entry: see `FootprintCommand.usage`.
 if CommandLine.arguments.dropFirst().first == "footprint" {
     exit(FootprintCommand.run(arguments: Array(CommandLine.arguments.dropFirst(2))))

@@ -1,0 +1,61 @@
+import Foundation
+import Strata
+
+/// `strata-bench instructions FIGURE COUNT`: runs COUNT operations of one read figure on the
+/// calling thread, starting no other thread, for `valgrind --tool=callgrind`, whose instruction
+/// counts repeat whatever else the machine does (wall-clock noise here is as large as the
+/// differences measured). `scripts/instructions.sh` runs it at two counts and prints the
+/// instructions per operation: the difference over the difference in counts, so that building
+/// the data set cancels out.
+///
+/// Valgrind 3.19 reads neither Swift 6.3's DWARF 5 debug information (the script strips it from a
+/// copy) nor a process with a second thread: every figure here reads synchronously or awaits
+/// calls that never suspend, from the top-level code on the main thread.
+enum InstructionsCommand {
+    static let usage = """
+        USAGE: strata-bench instructions FIGURE COUNT
+
+        Runs COUNT reads of FIGURE on the main thread, for callgrind. FIGURE is one of:
+          memory.get.hit         MemoryStorage<String, Data>, unbounded, synchronous reads
+          memory.mapped.get.hit  the same storage through mapKeys, mapValues both ways and
+                                 mapValues to the byte count, awaited
+          mutex-dictionary       the [String: Data] behind a lock that memory.get.hit is
+                                 measured against
+        """
+
+    static let figures = ["memory.get.hit", "memory.mapped.get.hit", "mutex-dictionary"]
+
+    /// Runs the command; returns the process's exit status.
+    nonisolated(nonsending) static func run(arguments: [String]) async -> Int32 {
+        guard arguments.count == 2, figures.contains(arguments[0]), let count = Int(arguments[1]), count >= 0 else {
+            FileHandle.standardError.write(Data("\(usage)\n".utf8))
+            return 2
+        }
+        let data = DataSet.standard
+        let probes = data.randomIndices(count).map { data.keys[$0] }
+        var sum = 0
+        switch arguments[0] {
+        case "memory.get.hit":
+            let storage = MemoryStorage<String, Data>.filled(with: data)
+            for key in probes { sum &+= storage.value(forKey: key)?.count ?? -1 }
+        case "memory.mapped.get.hit":
+            let storage = MemoryStorage<String, Data>.filled(with: data)
+            let mapped =
+                storage
+                .mapKeys { (key: String) in key }
+                .mapValues(reading: { $0 }, writing: { $0 })
+                .mapValues { (value: Data) in value.count }
+            do {
+                for key in probes { sum &+= try await mapped.value(forKey: key) ?? -1 }
+            } catch {
+                FileHandle.standardError.write(Data("strata-bench: \(error)\n".utf8))
+                return 1
+            }
+        default:
+            let dictionary = MutexDictionary.filled(with: data)
+            for key in probes { sum &+= dictionary.value(forKey: key)?.count ?? -1 }
+        }
+        blackHole(sum)
+        return 0
+    }
+}
