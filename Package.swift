@@ -59,7 +59,8 @@ let package = Package(
             ]
         ),
         // What Swift cannot say: CRC-32C with the processor's instructions (the disk format's payload
-        // checksum) and cache prefetches (the eviction policies' batches of reads).
+        // checksum), cache prefetches (the eviction policies' batches of reads) and reads that never
+        // wait for the disk (openat2 with RESOLVE_CACHED, preadv2 with RWF_NOWAIT).
         .target(name: "CStrata"),
         .target(name: "StrataTesting", dependencies: ["Strata"]),
         .target(

@@ -34,7 +34,8 @@ extension Benchmark {
     static var disk: [Benchmark] {
         // Opening first: it creates 100,000 files, fastest before any figure has deleted one.
         [
-            diskOpen, diskOpenSnapshot, diskSet1k, diskSet1kFresh, diskGet1k, diskGet1kAsync, diskSet1m, diskGet1m,
+            diskOpen, diskOpenSnapshot, diskSet1k, diskSet1kFresh, diskGet1k, diskGet1kAsync, diskGet1kAsyncInPlace,
+            diskSet1m, diskGet1m,
             diskSetEvicting,
             diskChecksum,
         ]
@@ -121,9 +122,25 @@ extension Benchmark {
     /// synchronously (as `disk.get.1k` does) runs in the same rounds as the reference, so the
     /// difference is what the hop costs.
     static var diskGet1kAsync: Benchmark {
-        Benchmark(name: "disk.get.1k.async", baseline: RawFiles.name) {
-            let subject = try DiskSetWorkload(name: "get-1k-async", keyCount: diskSmallKeyCount, valueSize: 1024)
-            let raw = try RawFiles(name: "raw-get-1k-async", count: diskSmallKeyCount, valueSize: 1024)
+        diskGet1kAsync(readsInPlace: false)
+    }
+
+    /// `disk.get.1k.async` with `Options.readsInPlace`, from a task on no actor: the page cache
+    /// holds every file, so each read is made on the caller's thread, without the hop.
+    static var diskGet1kAsyncInPlace: Benchmark {
+        diskGet1kAsync(readsInPlace: true)
+    }
+
+    private static func diskGet1kAsync(readsInPlace: Bool) -> Benchmark {
+        let suffix = readsInPlace ? ".in-place" : ""
+        return Benchmark(name: "disk.get.1k.async" + suffix, baseline: RawFiles.name) {
+            let subject = try DiskSetWorkload(
+                name: "get-1k-async" + suffix,
+                keyCount: diskSmallKeyCount,
+                valueSize: 1024,
+                readsInPlace: readsInPlace
+            )
+            let raw = try RawFiles(name: "raw-get-1k-async" + suffix, count: diskSmallKeyCount, valueSize: 1024)
             let probes = DataSet(count: diskSmallKeyCount, valueByteCount: 0).randomIndices(diskSmallReads)
             return Workloads(
                 operations: probes.count,
@@ -271,11 +288,10 @@ private struct DiskSetWorkload {
     let keys: [String]
     let value: Data
 
-    init(name: String, keyCount: Int, valueSize: Int, maximumByteCount: Int? = nil) throws {
-        storage = try DiskStorage(
-            url: try DiskBenchmarkFolder.make(name),
-            options: DiskStorage.Options(maximumByteCount: maximumByteCount)
-        )
+    init(name: String, keyCount: Int, valueSize: Int, maximumByteCount: Int? = nil, readsInPlace: Bool = false) throws {
+        var options = DiskStorage.Options(maximumByteCount: maximumByteCount)
+        options.readsInPlace = readsInPlace
+        storage = try DiskStorage(url: try DiskBenchmarkFolder.make(name), options: options)
         keys = (0..<keyCount).map { "key-" + String(repeating: "0", count: max(0, 4 - "\($0)".count)) + "\($0)" }
         value = Data((0..<valueSize).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         // A storage at its limit holds the last keys: the first set of a round evicts at once.
@@ -476,6 +492,7 @@ extension Goal {
     static var disk: [Goal] {
         let limits: [(String, Double)] = [
             ("disk.set.1k", 1.2), ("disk.set.1k.fresh", 1.2), ("disk.get.1k", 1.2), ("disk.get.1k.async", 1.5),
+            ("disk.get.1k.async.in-place", 1.5),
             ("disk.set.1m", 1.2),
             ("disk.get.1m", 1.2), ("disk.open.100k", 1.5), ("disk.set.evicting", 1.3),
         ]

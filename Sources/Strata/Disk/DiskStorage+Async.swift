@@ -7,9 +7,26 @@ extension DiskStorage: UpdatableStorage, LifetimeStorage, EnumerableStorage, Cle
     /// Returns the value for `key`, or `nil` if there is none or it has expired; the file is read
     /// on Strata's I/O threads while the caller is suspended.
     ///
+    /// With ``Options/readsInPlace``, a caller on no actor (a server's request handler, say)
+    /// whose value the kernel already holds in memory gets it without that hop: the read is made
+    /// on the caller's thread with calls that fail rather than wait for the disk (Linux's
+    /// `openat2` with `RESOLVE_CACHED` and `preadv2` with `RWF_NOWAIT`), for files up to 256 KiB.
+    /// Anything else (a value the disk must be read for, a caller on an actor, another platform)
+    /// goes to the I/O threads.
+    ///
     /// - Throws: What the synchronous method of the same name throws.
     public func value(forKey key: String) async throws(StorageError) -> Data? {
-        try await BlockingIOPool.shared.run { () throws(StorageError) in try self.value(forKey: key) }
+        // Bound first: `if #isolation == nil` crashes Swift 6.3.1's code generation.
+        let isolation = #isolation
+        if options.readsInPlace, isolation == nil, let value = valueInPlace(forKey: key) {
+            // A loop of reads that never suspend would hold its cooperative thread (one of two on
+            // a small server) until it ended, keeping every other task and timer waiting; the hop
+            // these reads replace suspended every time. A read in place on a thread that has gone
+            // a millisecond without one yields.
+            if ReadsInPlaceOnThisThread.isDueToYield() { await Task.yield() }
+            return value
+        }
+        return try await BlockingIOPool.shared.run { () throws(StorageError) in try self.value(forKey: key) }
     }
 
     /// Returns the values for `keys`, in the same order, `nil` where a key has none; the files
@@ -129,5 +146,28 @@ extension DiskStorage: UpdatableStorage, LifetimeStorage, EnumerableStorage, Cle
             aborted: { self.updateAborted($0, key: key) },
             body
         )
+    }
+}
+
+/// When each thread last yielded after a read in place, in the thread's own slot, so that a loop
+/// of such reads on any thread yields every millisecond, however many loops share the process.
+private enum ReadsInPlaceOnThisThread {
+    /// The longest a thread answers reads in place without yielding once.
+    static let slice: UInt64 = 1_000_000
+
+    static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    /// Whether this thread has gone ``slice`` since it last yielded (or first read in place); if
+    /// so, the caller yields and the time starts again.
+    static func isDueToYield() -> Bool {
+        let now = monotonicNanoseconds()
+        let last = UInt64(UInt(bitPattern: pthread_getspecific(key)))
+        guard last == 0 || now &- last >= slice else { return false }
+        pthread_setspecific(key, UnsafeRawPointer(bitPattern: UInt(now)))
+        return last != 0
     }
 }

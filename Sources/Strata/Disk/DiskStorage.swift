@@ -52,6 +52,8 @@ public final class DiskStorage: Sendable {
         /// Which key owns each file path, to resolve hash collisions without reading files.
         var owners: [String: String] = [:]
         var statistics = Statistics()
+        /// Reads the async `value(forKey:)` answered on its caller's thread from the page cache.
+        var readsInPlace = 0
         /// The index's change stamp when the last snapshot was saved.
         var savedStamp: UInt64 = 0
         /// Whether a snapshot is being saved in the background.
@@ -438,6 +440,57 @@ public final class DiskStorage: Sendable {
             count: payload.count,
             deallocator: .custom { _, _ in withExtendedLifetime(file) {} }
         )
+    }
+
+    /// The largest file the async `value(forKey:)` reads on its caller's thread when the page
+    /// cache holds it: copying and checking it takes at most about 20 µs, less than the hop to an
+    /// I/O thread and back costs.
+    static let largestReadInPlace = 256 * 1024
+
+    /// `value(forKey:)` for a caller on no actor, answered without a hop when it can be without
+    /// waiting for the disk: the key indexed, its file's folders in the kernel's lookup cache and
+    /// its bytes in the page cache, the file whole and the key's, the value alive, and no
+    /// recency touch due. `nil` when any of that fails; the caller then reads on the I/O threads,
+    /// which also deal with damage, expiry and files this process has not indexed.
+    func valueInPlace(forKey key: String) -> Data?? {
+        // The state's lock only if it is free: a thread that holds it may be doing file I/O (a
+        // snapshot, an eviction), and waiting for it here would be waiting for the disk.
+        guard let key = try? normalizedKey(key),
+            let known = state.withLockIfAvailable({ state in
+                state.cache.index[key].flatMap { state.cache.slots[$0]?.value.relativePath }
+            }),
+            let relativePath = known,
+            let file = SystemCalls.readFileIfCached(absolutePath(relativePath), limit: Self.largestReadInPlace),
+            let (header, payload) = try? DiskRecordHeader.decodeRecord(file.bytes),
+            header.key == key
+        else { return nil }
+        let observation = beginObservation()
+        let now = now()
+        guard liveUntil(header, modified: file.modified) > now else { return nil }
+        let counted = state.withLockIfAvailable { state -> Bool in
+            guard let slot = state.cache.index[key], let entry = state.cache.slots[slot]?.value,
+                entry.relativePath == relativePath, now - entry.touched <= touchInterval
+            else { return false }
+            state.statistics.hits &+= 1
+            state.readsInPlace &+= 1
+            _ = state.cache.recordAccess(forKey: key)
+            return true
+        }
+        guard counted == true else { return nil }
+        endObservation(.get, observation)
+        guard !payload.isEmpty, let base = file.buffer.baseAddress else { return .some(Data()) }
+        return .some(
+            Data(
+                bytesNoCopy: base + payload.lowerBound,
+                count: payload.count,
+                deallocator: .custom { _, _ in withExtendedLifetime(file) {} }
+            )
+        )
+    }
+
+    /// How many reads the async `value(forKey:)` answered on its caller's thread.
+    package var readsInPlace: Int {
+        state.withLock { $0.readsInPlace }
     }
 
     /// Answers ``ImmediateLookup/unavailable``: every read is file I/O, which an async chain runs

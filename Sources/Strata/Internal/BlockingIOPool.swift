@@ -298,7 +298,8 @@ private let poolThreadKey: pthread_key_t = {
     return key
 }()
 
-private func monotonicNanoseconds() -> UInt64 {
+/// Nanoseconds on the monotonic clock.
+func monotonicNanoseconds() -> UInt64 {
     var time = timespec()
     clock_gettime(CLOCK_MONOTONIC, &time)
     return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)

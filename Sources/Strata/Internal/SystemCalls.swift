@@ -66,7 +66,7 @@ package enum SystemCalls {
         SystemCallError(call: call, path: path, errno: errno)
     }
 
-    private static func modificationTime(_ info: stat) -> Double {
+    static func modificationTime(_ info: stat) -> Double {
         #if canImport(Darwin)
         Double(info.st_mtimespec.tv_sec) + Double(info.st_mtimespec.tv_nsec) / 1e9
         #else

@@ -1,0 +1,49 @@
+internal import CStrata
+import Foundation
+import Synchronization
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+extension SystemCalls {
+    /// Reads a whole regular file of at most `limit` bytes if, and only if, that needs no wait for
+    /// the disk: every folder of the path in the kernel's lookup cache and every byte in the page
+    /// cache. `nil` otherwise, for whatever reason (not cached, missing, larger than `limit`, not a
+    /// regular file, a platform or kernel without these calls); the caller then reads the file
+    /// the ordinary way, on a thread that may block. Never throws and never waits for I/O, so a
+    /// cooperative-pool thread may call it.
+    package static func readFileIfCached(_ path: String, limit: Int) -> FileBytes? {
+        guard cachedReadsWork.load(ordering: .relaxed) else { return nil }
+        let descriptor = strata_open_cached(AT_FDCWD, path)
+        if descriptor < 0 {
+            if errno == ENOSYS || errno == EINVAL || errno == EPERM {
+                cachedReadsWork.store(false, ordering: .relaxed)
+            }
+            return nil
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) <= limit else {
+            return nil
+        }
+        let count = Int(info.st_size)
+        let file = FileBytes(count: count, modified: modificationTime(info), fileSize: count)
+        guard count > 0 else { return file }
+        guard let base = file.buffer.baseAddress else { return nil }
+        let read = strata_pread_cached(descriptor, base, count, 0)
+        if read < 0, errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL {
+            cachedReadsWork.store(false, ordering: .relaxed)
+        }
+        return read == count ? file : nil
+    }
+
+    /// Whether this kernel and file system answer ``readFileIfCached(_:limit:)``; cleared at the
+    /// first sign that they do not, so a platform without it pays one failed call.
+    private static let cachedReadsWork = Atomic<Bool>(true)
+
+}

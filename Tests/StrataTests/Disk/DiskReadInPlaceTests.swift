@@ -1,0 +1,147 @@
+import Foundation
+import StrataTestSupport
+import Testing
+
+@testable import Strata
+
+/// With `readsInPlace`, the async `value(forKey:)` of a caller on no actor reads a value the page
+/// cache holds on the caller's thread, with calls that cannot wait for the disk; everything else
+/// goes to the I/O threads, which read the same value, find the same damage and expire the same
+/// entries.
+@Suite struct DiskReadInPlaceTests {
+    private static func options() -> DiskStorage.Options {
+        var options = DiskStorage.Options()
+        options.readsInPlace = true
+        return options
+    }
+
+    /// Reads as a server's request handler would: from no actor.
+    @concurrent
+    private static func read(_ key: String, from storage: DiskStorage) async throws -> Data? {
+        try await storage.value(forKey: key)
+    }
+
+    @concurrent
+    @Test func aCachedValueIsReadOnTheCallersThreadWithItsHitCounted() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let storage = try DiskStorage(url: folder.url, options: Self.options())
+        try await storage.set(Data("odesa".utf8), forKey: "city")
+        try await storage.set(Data(), forKey: "empty")
+        let hits = storage.statistics.hits
+
+        let value = try await Self.read("city", from: storage)
+        let empty = try await Self.read("empty", from: storage)
+
+        #expect(value == Data("odesa".utf8))
+        #expect(empty == Data())
+        #expect(storage.readsInPlace == 2)
+        #expect(storage.statistics.hits == hits + 2)
+    }
+
+    @MainActor
+    @Test func aCallerOnTheMainActorIsNeverAnsweredOnItsThread() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let storage = try DiskStorage(url: folder.url, options: Self.options())
+        try await storage.set(Data("dnipro".utf8), forKey: "city")
+
+        let value = try await storage.value(forKey: "city")
+
+        #expect(value == Data("dnipro".utf8))
+        #expect(storage.readsInPlace == 0)
+    }
+
+    @concurrent
+    @Test(arguments: DiskStorageDamageTests.Damage.allCases)
+    func aDamagedFileIsLeftToTheIOThreads(damage: DiskStorageDamageTests.Damage) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let storage = try DiskStorage(url: folder.url, options: Self.options())
+        try await storage.set(Data(repeating: 0x5a, count: 300), forKey: "k")
+        let path = folder.path + "/" + relativePath(forKey: "k")
+        try damage.apply(to: path)
+
+        let value = try await Self.read("k", from: storage)
+
+        #expect(value == nil)
+        #expect(storage.readsInPlace == 0)
+        #expect(storage.statistics.damagedFiles == 1)
+        #expect(!FileManager.default.fileExists(atPath: path), "the cache dropped the damaged file")
+    }
+
+    @concurrent
+    @Test func anExpiredValueIsLeftToTheIOThreads() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let clock = ManualClock()
+        var options = Self.options()
+        options.clock = clock
+        let storage = try DiskStorage(url: folder.url, options: options)
+        try await storage.set(Data([1]), forKey: "token", timeToLive: .seconds(10))
+        clock.advance(by: .seconds(11))
+
+        let value = try await Self.read("token", from: storage)
+
+        #expect(value == nil)
+        #expect(storage.readsInPlace == 0)
+        #expect(storage.count == 0, "the I/O threads removed the expired file")
+    }
+
+    @concurrent
+    @Test func aValueLargerThan256KiBIsReadOnTheIOThreads() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let storage = try DiskStorage(url: folder.url, options: Self.options())
+        let large = Data((0..<(300 * 1024)).map { UInt8(truncatingIfNeeded: $0) })
+        try await storage.set(large, forKey: "large")
+
+        let value = try await Self.read("large", from: storage)
+
+        #expect(value == large)
+        #expect(storage.readsInPlace == 0)
+    }
+
+    @concurrent
+    @Test func aValueAnotherStorageWroteIsFoundOnTheIOThreadsThenReadInPlace() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let reader = try DiskStorage(url: folder.url, options: Self.options())
+        let writer = try DiskStorage(url: folder.url, options: Self.options())
+        try await writer.set(Data("kyiv".utf8), forKey: "city")
+
+        let first = try await Self.read("city", from: reader)
+        let second = try await Self.read("city", from: reader)
+
+        #expect(first == Data("kyiv".utf8))
+        #expect(second == Data("kyiv".utf8))
+        #expect(reader.readsInPlace == 1, "the first read indexed the file; the second read it in place")
+    }
+
+    @concurrent
+    @Test func withoutTheOptionEveryReadGoesToTheIOThreads() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let storage = try DiskStorage(url: folder.url)
+        try await storage.set(Data("poltava".utf8), forKey: "city")
+
+        let value = try await Self.read("city", from: storage)
+
+        #expect(value == Data("poltava".utf8))
+        #expect(storage.readsInPlace == 0)
+    }
+
+    @concurrent
+    @Test func aValueReplacedByAnotherStorageIsReadAsItIsNow() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let reader = try DiskStorage(url: folder.url, options: Self.options())
+        let writer = try DiskStorage(url: folder.url, options: Self.options())
+        try await reader.set(Data("old".utf8), forKey: "k")
+        try await writer.set(Data("new".utf8), forKey: "k")
+
+        let value = try await Self.read("k", from: reader)
+
+        #expect(value == Data("new".utf8))
+    }
+}
