@@ -201,44 +201,23 @@ package final class BlockingIOPool: TaskExecutor, @unchecked Sendable {
     }
 
     private func startWorker() {
-        let context = Unmanaged.passRetained(self).toOpaque()
-        #if canImport(Darwin)
-        var thread: pthread_t?
-        #else
-        var thread = pthread_t()
-        #endif
-        let error = pthread_create(
-            &thread,
-            nil,
-            { context in
+        let thread = POSIXThread.start { [self] in
+            // Foundation's setter reaches `pthread_setname_np`, which Glibc's module hides.
+            Thread.current.name = name
+            if niceness > 0 {
                 #if canImport(Darwin)
-                let pool = Unmanaged<BlockingIOPool>.fromOpaque(context).takeRetainedValue()
-                #else
-                let pool = Unmanaged<BlockingIOPool>.fromOpaque(context!).takeRetainedValue()
+                // Darwin's nice value is the process's: a lower quality of service is the
+                // per-thread equivalent.
+                _ = pthread_set_qos_class_self_np(QOS_CLASS_UTILITY, 0)
+                #elseif canImport(Glibc)
+                // Per thread on Linux: `who` 0 names the calling thread, not the process.
+                _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, niceness)
                 #endif
-                // Foundation's setter reaches `pthread_setname_np`, which Glibc's module hides.
-                Thread.current.name = pool.name
-                if pool.niceness > 0 {
-                    #if canImport(Darwin)
-                    // Darwin's nice value is the process's: a lower quality of service is the
-                    // per-thread equivalent.
-                    _ = pthread_set_qos_class_self_np(QOS_CLASS_UTILITY, 0)
-                    #elseif canImport(Glibc)
-                    // Per thread on Linux: `who` 0 names the calling thread, not the process.
-                    _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, pool.niceness)
-                    #endif
-                }
-                pool.work()
-                return nil
-            },
-            context
-        )
-        precondition(error == 0, "pthread_create failed with error \(error)")
-        #if canImport(Darwin)
-        if let thread { pthread_detach(thread) }
-        #else
+            }
+            work()
+        }
+        guard let thread else { preconditionFailure("pthread_create failed: cannot start an I/O thread") }
         pthread_detach(thread)
-        #endif
     }
 
     /// A worker's loop: take a job, run it without the lock, look briefly for another, sleep.
