@@ -34,7 +34,7 @@ extension Benchmark {
     static var disk: [Benchmark] {
         // Opening first: it creates 100,000 files, fastest before any figure has deleted one.
         [
-            diskOpen, diskOpenSnapshot, diskSet1k, diskSet1kFresh, diskGet1k, diskGet1kAsync, diskGet1kAsyncInPlace,
+            diskOpen, diskOpenSnapshot, diskSet1k, diskSet1kFresh, diskGet1k, diskGet1kAsync, diskGet1kAsyncHop,
             diskSet1m, diskGet1m,
             diskSetEvicting,
             diskChecksum,
@@ -117,22 +117,24 @@ extension Benchmark {
         }
     }
 
-    /// The reads of `disk.get.1k` through the async `value(forKey:)`, awaited one after another
-    /// from one task: each read hops to Strata's I/O threads and back. The same storage read
-    /// synchronously (as `disk.get.1k` does) runs in the same rounds as the reference, so the
-    /// difference is what the hop costs.
+    /// The reads of `disk.get.1k` through the async `value(forKey:)` with the default options,
+    /// awaited one after another from a task on no actor, as a server's handler reads: the page
+    /// cache holds every file, so each read is made in place, on the caller's thread. The same
+    /// storage read synchronously (as `disk.get.1k` does) runs in the same rounds as the
+    /// reference.
     static var diskGet1kAsync: Benchmark {
-        diskGet1kAsync(readsInPlace: false)
-    }
-
-    /// `disk.get.1k.async` with `Options.readsInPlace`, from a task on no actor: the page cache
-    /// holds every file, so each read is made on the caller's thread, without the hop.
-    static var diskGet1kAsyncInPlace: Benchmark {
         diskGet1kAsync(readsInPlace: true)
     }
 
+    /// `disk.get.1k.async` without `Options.readsInPlace`: each read hops to Strata's I/O threads
+    /// and back, as every read of a caller on an actor does, so the difference from the reference
+    /// is what the hop costs.
+    static var diskGet1kAsyncHop: Benchmark {
+        diskGet1kAsync(readsInPlace: false)
+    }
+
     private static func diskGet1kAsync(readsInPlace: Bool) -> Benchmark {
-        let suffix = readsInPlace ? ".in-place" : ""
+        let suffix = readsInPlace ? "" : ".hop"
         return Benchmark(name: "disk.get.1k.async" + suffix, baseline: RawFiles.name) {
             let subject = try DiskSetWorkload(
                 name: "get-1k-async" + suffix,
@@ -492,7 +494,7 @@ extension Goal {
     static var disk: [Goal] {
         let limits: [(String, Double)] = [
             ("disk.set.1k", 1.2), ("disk.set.1k.fresh", 1.2), ("disk.get.1k", 1.2), ("disk.get.1k.async", 1.5),
-            ("disk.get.1k.async.in-place", 1.5),
+            ("disk.get.1k.async.hop", 1.5),
             ("disk.set.1m", 1.2),
             ("disk.get.1m", 1.2), ("disk.open.100k", 1.5), ("disk.set.evicting", 1.3),
         ]

@@ -7,8 +7,8 @@ extension DiskStorage: UpdatableStorage, LifetimeStorage, EnumerableStorage, Cle
     /// Returns the value for `key`, or `nil` if there is none or it has expired; the file is read
     /// on Strata's I/O threads while the caller is suspended.
     ///
-    /// With ``Options/readsInPlace``, a caller on no actor (a server's request handler, say)
-    /// whose value the kernel already holds in memory gets it without that hop: the read is made
+    /// With ``Options/readsInPlace`` (the default), a caller on no actor (a server's request
+    /// handler, say) whose value the kernel already holds in memory gets it without that hop: the read is made
     /// on the caller's thread with calls that fail rather than wait for the disk (Linux's
     /// `openat2` with `RESOLVE_CACHED` and `preadv2` with `RWF_NOWAIT`), for files up to 256 KiB.
     /// Anything else (a value the disk must be read for, a caller on an actor, another platform)

@@ -89,18 +89,18 @@ extension DiskStorage {
         public var recencyResolution: Duration = .seconds(3600)
         /// Whether the async `value(forKey:)` of a caller on no actor reads a file the kernel
         /// holds in memory on the caller's thread, sparing the two thread switches of a hop to
-        /// Strata's I/O threads; `false` by default.
+        /// Strata's I/O threads; `true` by default.
         ///
         /// On Linux the read uses calls that fail rather than wait for the disk (`openat2` with
         /// `RESOLVE_CACHED`, `preadv2` with `RWF_NOWAIT`), for files up to 256 KiB whose key is
         /// indexed; anything else still goes to the I/O threads, and a caller on an actor always
         /// does. A 1 KiB async read then costs about 1.2 times a raw `read(2)` instead of 5 times.
-        /// The price is where the work runs: on the cooperative pool's threads (one per core)
-        /// instead of Strata's own, without suspending its caller as a hop does (a thread that has
-        /// answered reads in place for a millisecond yields), so a process whose cooperative
-        /// threads are already saturated runs its other tasks and timers later. Turn it on for a
-        /// server whose handlers read a warm disk cache, and measure under your load.
-        public var readsInPlace = false
+        /// Such a read never blocks, but its work (the copy and the checksum, about 20 µs at most)
+        /// runs on the cooperative pool's thread that called, without suspending the caller as a
+        /// hop does; a thread that has answered reads in place for a millisecond yields, so a loop
+        /// of them lets other tasks and timers run. Set it to `false` to send every read to the I/O
+        /// threads, which keeps the cooperative threads for your own tasks at the price of the hop.
+        public var readsInPlace = true
         /// Where to log what a user must hear about: a damaged file dropped in cache mode (at
         /// `.warning`, with the key only at `.debug`), damaged files found when opening, and an
         /// eviction storm (more than 1,000 evictions within 10 seconds, once per window). `nil`,

@@ -4,7 +4,7 @@ import Testing
 
 @testable import Strata
 
-/// With `readsInPlace`, the async `value(forKey:)` of a caller on no actor reads a value the page
+/// With `readsInPlace` (the default), the async `value(forKey:)` of a caller on no actor reads a value the page
 /// cache holds on the caller's thread, with calls that cannot wait for the disk; everything else
 /// goes to the I/O threads, which read the same value, find the same damage and expire the same
 /// entries.
@@ -119,10 +119,25 @@ import Testing
     }
 
     @concurrent
-    @Test func withoutTheOptionEveryReadGoesToTheIOThreads() async throws {
+    @Test func aStorageWithDefaultOptionsReadsInPlace() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let storage = try DiskStorage(url: folder.url)
+        try await storage.set(Data("poltava".utf8), forKey: "city")
+
+        let value = try await Self.read("city", from: storage)
+
+        #expect(value == Data("poltava".utf8))
+        #expect(storage.readsInPlace == 1)
+    }
+
+    @concurrent
+    @Test func withTheOptionOffEveryReadGoesToTheIOThreads() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        var options = DiskStorage.Options()
+        options.readsInPlace = false
+        let storage = try DiskStorage(url: folder.url, options: options)
         try await storage.set(Data("poltava".utf8), forKey: "city")
 
         let value = try await Self.read("city", from: storage)
