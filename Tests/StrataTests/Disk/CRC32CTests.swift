@@ -39,12 +39,14 @@ import Testing
     }
 
     /// Every length the three-stream loops split differently (below a short block, around the
-    /// short and long blocks, past several long blocks), at every alignment.
+    /// short and long blocks, past several long blocks), and every length the folding loops split
+    /// differently (around the 1 KiB where folding starts, then each remainder of the 256-, 64-
+    /// and 16-byte steps), at every alignment.
     @Test func theFastPathAgreesWithThePortableOneAtEveryLengthAndAlignment() {
         var generator = SeededRandomNumberGenerator(seed: 0xC3C)
         let bytes = (0..<(200_000 + 8)).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let lengths =
-            Array(0...1_100) + [
+            Array(0...1_100) + Array(4_096...4_400) + [
                 3 * 256 - 1, 3 * 256, 3 * 256 + 1, 3 * 8192 - 1, 3 * 8192, 3 * 8192 + 1, 3 * 8192 + 777,
             ]
             + [100_000, 200_000]
@@ -85,6 +87,19 @@ import Testing
         #expect(CRC32C.isHardwareAccelerated == (hasSSE42 ?? false))
         #elseif arch(arm64) && canImport(Darwin)
         #expect(CRC32C.isHardwareAccelerated)
+        #endif
+    }
+
+    /// Where the processor has AVX-512 and VPCLMULQDQ and the kernel saves their registers,
+    /// long inputs are folded; elsewhere never.
+    @Test func longInputsAreFoldedWhereTheMachineHasAVX512AndVPCLMULQDQ() throws {
+        #if arch(x86_64) && os(Linux)
+        let flags = try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
+        let names = Set(flags.split(separator: "\n").first { $0.hasPrefix("flags") }?.split(separator: " ") ?? [])
+        let canFold = ["avx512f", "vpclmulqdq", "pclmulqdq", "sse4_2"].allSatisfy { names.contains(Substring($0)) }
+        #expect(CRC32C.folds == canFold)
+        #else
+        #expect(!CRC32C.folds)
         #endif
     }
 }
