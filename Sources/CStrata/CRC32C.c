@@ -301,6 +301,14 @@ uint32_t strata_crc32c(uint32_t crc, const void *data, size_t length) {
     return portable(crc, data, length);
 }
 
+uint32_t strata_crc32c_streams(uint32_t crc, const void *data, size_t length) {
+    pthread_once(&prepared, prepare);
+#if STRATA_HAS_HARDWARE_PATH
+    if (hardware_available) return hardware(crc, data, length);
+#endif
+    return portable(crc, data, length);
+}
+
 uint32_t strata_crc32c_portable(uint32_t crc, const void *data, size_t length) {
     pthread_once(&prepared, prepare);
     return portable(crc, data, length);

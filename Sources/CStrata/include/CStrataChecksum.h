@@ -10,6 +10,11 @@
 /// inputs with carry-less multiplication where the processor has AVX-512 and VPCLMULQDQ.
 uint32_t strata_crc32c(uint32_t crc, const void *data, size_t length);
 
+/// The same checksum without folding: the processor's CRC32 instructions, three streams at a
+/// time, where it has them, else the portable tables; for tests that check every path on a
+/// machine that folds.
+uint32_t strata_crc32c_streams(uint32_t crc, const void *data, size_t length);
+
 /// The same checksum computed without the processor's CRC32 instructions (eight tables, a byte
 /// at a time for each); for tests that check both paths give one answer, and for processors
 /// without the instructions.

@@ -10,6 +10,12 @@ package enum CRC32C {
         strata_crc32c(crc, buffer.baseAddress, buffer.count)
     }
 
+    /// The same checksum without folding: the processor's CRC32 instructions, three streams at a
+    /// time, where it has them; otherwise the portable tables.
+    package static func streamsChecksum(_ buffer: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
+        strata_crc32c_streams(crc, buffer.baseAddress, buffer.count)
+    }
+
     /// The same checksum without the processor's instructions: slicing by eight tables.
     package static func portableChecksum(_ buffer: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
         strata_crc32c_portable(crc, buffer.baseAddress, buffer.count)
