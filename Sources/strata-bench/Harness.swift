@@ -30,6 +30,9 @@ struct Workloads {
     /// Counts the workload kept while it ran, such as `source_calls`, read once after the last
     /// round and printed beside the figure.
     var details: (() -> [(name: String, value: Int)])? = nil
+    /// Untimed work before each round of the subject (`0`), the baseline (`1`) or the reference
+    /// (`2`), warm-up rounds included: see ``KeptFiles``.
+    var beforeRound: ((_ label: Int) throws -> Void)? = nil
 }
 
 /// The figures of one benchmark, as medians over its rounds.
@@ -70,7 +73,8 @@ struct Runner {
         if let reference = workloads.reference {
             timed.append((2, reference.round))
         }
-        for (_, round) in timed {
+        for (label, round) in timed {
+            try workloads.beforeRound?(label)
             try await round()
         }
 
@@ -78,6 +82,7 @@ struct Runner {
         for index in 0..<rounds {
             let order = index.isMultiple(of: 2) ? timed : timed.reversed()
             for (label, round) in order {
+                try workloads.beforeRound?(label)
                 samples[label].append(try await time(round, operations: workloads.operations))
             }
         }
