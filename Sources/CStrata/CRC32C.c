@@ -290,23 +290,20 @@ static uint32_t wide(uint32_t crc, const unsigned char *next, size_t length) {
 
 // MARK: Entry points
 
-uint32_t strata_crc32c(uint32_t crc, const void *data, size_t length) {
-    pthread_once(&prepared, prepare);
-#if STRATA_HAS_WIDE_PATH
-    if (wide_available && length >= STRATA_WIDE_MINIMUM) return wide(crc, data, length);
-#endif
-#if STRATA_HAS_HARDWARE_PATH
-    if (hardware_available) return hardware(crc, data, length);
-#endif
-    return portable(crc, data, length);
-}
-
 uint32_t strata_crc32c_streams(uint32_t crc, const void *data, size_t length) {
     pthread_once(&prepared, prepare);
 #if STRATA_HAS_HARDWARE_PATH
     if (hardware_available) return hardware(crc, data, length);
 #endif
     return portable(crc, data, length);
+}
+
+uint32_t strata_crc32c(uint32_t crc, const void *data, size_t length) {
+#if STRATA_HAS_WIDE_PATH
+    pthread_once(&prepared, prepare);
+    if (wide_available && length >= STRATA_WIDE_MINIMUM) return wide(crc, data, length);
+#endif
+    return strata_crc32c_streams(crc, data, length);
 }
 
 uint32_t strata_crc32c_portable(uint32_t crc, const void *data, size_t length) {

@@ -118,32 +118,21 @@ import Testing
         #expect(reader.readsInPlace == 1, "the first read indexed the file; the second read it in place")
     }
 
+    /// The default reads in place; with the option off, every read goes to the I/O threads.
     @concurrent
-    @Test func aStorageWithDefaultOptionsReadsInPlace() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let storage = try DiskStorage(url: folder.url)
-        try await storage.set(Data("poltava".utf8), forKey: "city")
-
-        let value = try await Self.read("city", from: storage)
-
-        #expect(value == Data("poltava".utf8))
-        #expect(storage.readsInPlace == 1)
-    }
-
-    @concurrent
-    @Test func withTheOptionOffEveryReadGoesToTheIOThreads() async throws {
+    @Test(arguments: [nil, false])
+    func theOptionDecidesWhereAReadIsMade(readsInPlace: Bool?) async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         var options = DiskStorage.Options()
-        options.readsInPlace = false
+        if let readsInPlace { options.readsInPlace = readsInPlace }
         let storage = try DiskStorage(url: folder.url, options: options)
         try await storage.set(Data("poltava".utf8), forKey: "city")
 
         let value = try await Self.read("city", from: storage)
 
         #expect(value == Data("poltava".utf8))
-        #expect(storage.readsInPlace == 0)
+        #expect(storage.readsInPlace == (readsInPlace == false ? 0 : 1))
     }
 
     @concurrent
