@@ -272,11 +272,11 @@ static uint32_t wide(uint32_t crc, const unsigned char *next, size_t length) {
         length -= 64;
     }
     // The four 128-bit lanes into the last.
+    const __m128i over128 = _mm_set_epi64x(0x493C7D27, 0xF20C0DFE);
     __m128i lane = _mm512_extracti32x4_epi32(x, 3);
     lane = fold_128(_mm512_extracti32x4_epi32(x, 0), _mm_set_epi64x(0xDDC0152B, 0x1C291D04), lane);
     lane = fold_128(_mm512_extracti32x4_epi32(x, 1), _mm_set_epi64x(0xBA4FC28E, 0x3DA6D0CB), lane);
-    lane = fold_128(_mm512_extracti32x4_epi32(x, 2), _mm_set_epi64x(0x493C7D27, 0xF20C0DFE), lane);
-    const __m128i over128 = _mm_set_epi64x(0x493C7D27, 0xF20C0DFE);
+    lane = fold_128(_mm512_extracti32x4_epi32(x, 2), over128, lane);
     while (length >= 16) {
         lane = fold_128(lane, over128, _mm_loadu_si128((const __m128i *)next));
         next += 16;
@@ -290,20 +290,25 @@ static uint32_t wide(uint32_t crc, const unsigned char *next, size_t length) {
 
 // MARK: Entry points
 
-uint32_t strata_crc32c_streams(uint32_t crc, const void *data, size_t length) {
-    pthread_once(&prepared, prepare);
+/// The three streams where the processor has the instructions, else the tables; once prepared.
+static uint32_t streams(uint32_t crc, const void *data, size_t length) {
 #if STRATA_HAS_HARDWARE_PATH
     if (hardware_available) return hardware(crc, data, length);
 #endif
     return portable(crc, data, length);
 }
 
-uint32_t strata_crc32c(uint32_t crc, const void *data, size_t length) {
-#if STRATA_HAS_WIDE_PATH
+uint32_t strata_crc32c_streams(uint32_t crc, const void *data, size_t length) {
     pthread_once(&prepared, prepare);
+    return streams(crc, data, length);
+}
+
+uint32_t strata_crc32c(uint32_t crc, const void *data, size_t length) {
+    pthread_once(&prepared, prepare);
+#if STRATA_HAS_WIDE_PATH
     if (wide_available && length >= STRATA_WIDE_MINIMUM) return wide(crc, data, length);
 #endif
-    return strata_crc32c_streams(crc, data, length);
+    return streams(crc, data, length);
 }
 
 uint32_t strata_crc32c_portable(uint32_t crc, const void *data, size_t length) {
