@@ -1,0 +1,433 @@
+public import Foundation
+import Logging
+import Synchronization
+
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+extension DiskStorage {
+    // MARK: Reading
+
+    /// A record read from disk and checked.
+    struct Found {
+        var header: DiskRecordHeader
+        var relativePath: String
+        var file: FileBytes
+        var payload: Range<Int>
+    }
+
+    /// Finds and checks `key`'s file, following hash-collision probes. Damaged files are
+    /// removed in cache mode and thrown about in store mode; `stripeHeld` says whether the
+    /// caller holds the digest's stripe lock already.
+    func find(_ key: String, digest: String, stripeHeld: Bool = false) throws(StorageError) -> Found? {
+        var probe = 0
+        while true {
+            let relativePath = relativePath(digest: digest, probe: probe)
+            let path = absolutePath(relativePath)
+            let file: FileBytes
+            do {
+                guard let read = try SystemCalls.readFile(path) else { return nil }
+                file = read
+            } catch {
+                throw ioError(error, key: key, "cannot read \(path)")
+            }
+            do {
+                let (header, payload) = try DiskRecordHeader.decodeRecord(file.bytes)
+                if header.key == key {
+                    return Found(header: header, relativePath: relativePath, file: file, payload: payload)
+                }
+                probe += 1
+            } catch {
+                try handleDamage(error, key: key, digest: digest, relativePath: relativePath, stripeHeld: stripeHeld)
+                return nil
+            }
+        }
+    }
+
+    /// Drops a damaged file in cache mode, or reports it in store mode.
+    func handleDamage(
+        _ error: DiskRecordError,
+        key: String,
+        digest: String,
+        relativePath: String,
+        stripeHeld: Bool
+    ) throws(StorageError) {
+        let path = absolutePath(relativePath)
+        guard options.mode == .cache else {
+            if case .newerFormat = error {
+                throw StorageError(
+                    .unsupported,
+                    key: key,
+                    storage: name,
+                    message: "\(path): \(error)",
+                    underlying: error
+                )
+            }
+            throw StorageError(.corrupted, key: key, storage: name, message: "\(path): \(error)", underlying: error)
+        }
+        // Under the stripe lock, so no writer of this digest is between its rename and its index
+        // update; and only if the file is still damaged, since a writer may have replaced it.
+        let removeIfStillDamaged = {
+            guard let current = try? SystemCalls.readFile(path),
+                (try? DiskRecordHeader.decodeRecord(current.bytes)) == nil
+            else { return }
+            var removed = Removed()
+            self.state.withLock { state in
+                if let owner = state.owners.removeValue(forKey: relativePath) {
+                    state.cache.removeValue(forKey: owner, removed: &removed)
+                }
+            }
+            try? self.removeRecordFile(relativePath: relativePath, digest: digest)
+        }
+        if stripeHeld {
+            removeIfStillDamaged()
+        } else {
+            stripe(for: digest).withLock(removeIfStillDamaged)
+        }
+        state.withLock { $0.statistics.damagedFiles &+= 1 }
+        observer?.log(
+            .warning,
+            "DiskStorage dropped a damaged file and read it as a miss",
+            reason: "\(error)",
+            key: key,
+            metadata: ["file": "\(path)"]
+        )
+    }
+
+    /// Returns the value for `key`, or `nil` if there is none or it has expired.
+    ///
+    /// - Throws: ``StorageError`` code ``StorageError/Code/io`` when the file cannot be read,
+    ///   ``StorageError/Code/corrupted`` for a damaged file in store mode,
+    ///   ``StorageError/Code/invalidKey`` for a key over 1 MiB.
+    public func value(forKey key: String) throws(StorageError) -> Data? {
+        let observation = beginObservation()
+        defer { endObservation(.get, observation) }
+        return try read(key, recordingUse: true)
+    }
+
+    /// Returns the bytes stored for `key`, or `nil`, without counting a use: no hit or miss in
+    /// the statistics, and no change to the key's recency (its file's access time is left alone),
+    /// so reading it does not save it from eviction. For listing what a cache holds.
+    ///
+    /// - Throws: What `value(forKey:)` throws.
+    public func peekValue(forKey key: String) throws(StorageError) -> Data? {
+        try read(key, recordingUse: false)
+    }
+
+    func read(_ key: String, recordingUse: Bool) throws(StorageError) -> Data? {
+        let key = try normalizedKey(key)
+        let known = knownPath(forKey: key)
+        let found: Found
+        if let known, let direct = readKnown(known, key: key) {
+            found = direct
+        } else {
+            let digest = known.map(digest(fromRelativePath:)) ?? digest(of: key)
+            guard let probed = try find(key, digest: digest) else {
+                forgetMissing(key, digest: digest, countingMiss: recordingUse)
+                return nil
+            }
+            found = probed
+        }
+        let now = now()
+        if liveUntil(found.header, modified: found.file.modified) <= now {
+            try removeExpired(key, digest: digest(fromRelativePath: found.relativePath), found: found)
+            return nil
+        }
+        let shouldTouch = state.withLock { state -> Bool? in
+            guard recordingUse else { return state.cache.index[key] != nil ? false : nil }
+            state.statistics.hits &+= 1
+            guard let entry = state.cache.recordAccess(forKey: key) else { return nil }
+            return now - entry.touched > touchInterval
+        }
+        switch shouldTouch {
+        case true?:
+            SystemCalls.touch(absolutePath(found.relativePath), at: now)
+            state.withLock { state in
+                state.cache.modifyValue(forKey: key) { $0.touched = now }
+                if idleTime > 0 { state.cache.renew(forKey: key, expiry: max(found.header.expiry, now + idleTime)) }
+            }
+        case false?:
+            break
+        case nil:
+            adopt(found, forKey: key, digest: digest(fromRelativePath: found.relativePath))
+        }
+        let file = found.file
+        let payload = found.payload
+        guard !payload.isEmpty, let base = file.buffer.baseAddress else { return Data() }
+        return Data(
+            bytesNoCopy: base + payload.lowerBound,
+            count: payload.count,
+            deallocator: .custom { _, _ in withExtendedLifetime(file) {} }
+        )
+    }
+
+    /// The largest file the async `value(forKey:)` reads on its caller's thread when the page
+    /// cache holds it: copying and checking it takes at most about 20 µs, less than the hop to an
+    /// I/O thread and back costs.
+    static let largestReadInPlace = 256 * 1024
+
+    /// `value(forKey:)` for a caller on no actor, answered without a hop when it can be without
+    /// waiting for the disk: the key indexed, its file's folders in the kernel's lookup cache and
+    /// its bytes in the page cache, the file whole and the key's, the value alive, and no
+    /// recency touch due. `nil` when any of that fails; the caller then reads on the I/O threads,
+    /// which also deal with damage, expiry and files this process has not indexed.
+    func valueInPlace(forKey key: String) -> Data?? {
+        // The state's lock only if it is free: a thread that holds it may be doing file I/O (a
+        // snapshot, an eviction), and waiting for it here would be waiting for the disk.
+        guard let key = try? normalizedKey(key),
+            let known = state.withLockIfAvailable({ state in
+                state.cache.index[key].flatMap { state.cache.slots[$0]?.value.relativePath }
+            }),
+            let relativePath = known,
+            let file = SystemCalls.readFileIfCached(absolutePath(relativePath), limit: Self.largestReadInPlace),
+            let (header, payload) = try? DiskRecordHeader.decodeRecord(file.bytes),
+            header.key == key
+        else { return nil }
+        let observation = beginObservation()
+        let now = now()
+        guard liveUntil(header, modified: file.modified) > now else { return nil }
+        let counted = state.withLockIfAvailable { state -> Bool in
+            guard let slot = state.cache.index[key], let entry = state.cache.slots[slot]?.value,
+                entry.relativePath == relativePath, now - entry.touched <= touchInterval
+            else { return false }
+            state.statistics.hits &+= 1
+            state.readsInPlace &+= 1
+            _ = state.cache.recordAccess(forKey: key)
+            return true
+        }
+        guard counted == true else { return nil }
+        endObservation(.get, observation)
+        guard !payload.isEmpty, let base = file.buffer.baseAddress else { return .some(Data()) }
+        return .some(
+            Data(
+                bytesNoCopy: base + payload.lowerBound,
+                count: payload.count,
+                deallocator: .custom { _, _ in withExtendedLifetime(file) {} }
+            )
+        )
+    }
+
+    /// How many reads the async `value(forKey:)` answered on its caller's thread.
+    package var readsInPlace: Int {
+        state.withLock { $0.readsInPlace }
+    }
+
+    /// Answers ``ImmediateLookup/unavailable``: every read is file I/O, which an async chain runs
+    /// off its caller's thread through the async `value(forKey:)`.
+    public func immediateValue(forKey key: String) throws(StorageError) -> ImmediateLookup<Data> {
+        .unavailable
+    }
+
+    /// The file the index names for `key`, if it holds the key.
+    func knownPath(forKey key: String) -> String? {
+        state.withLock { state in
+            state.cache.index[key].flatMap { state.cache.slots[$0]?.value.relativePath }
+        }
+    }
+
+    /// Reads and checks the file the index names for `key`, sparing a read of a known key the
+    /// digest and the probing. `nil` when that file is missing, damaged or another key's: the
+    /// caller then looks the key up by its digest, which also deals with damage.
+    func readKnown(_ relativePath: String, key: String) -> Found? {
+        guard let file = try? SystemCalls.readFile(absolutePath(relativePath)),
+            let (header, payload) = try? DiskRecordHeader.decodeRecord(file.bytes),
+            header.key == key
+        else { return nil }
+        return Found(header: header, relativePath: relativePath, file: file, payload: payload)
+    }
+
+    /// Takes a value read from disk but missing from the index into it: one another process
+    /// wrote, or one a writer of this process has renamed into place but not indexed yet.
+    func adopt(_ found: Found, forKey key: String, digest: String) {
+        var removed = makeRemoved()
+        stripe(for: digest).withLock {
+            // With the stripe lock, a writer of this process has finished indexing; and a remover
+            // or writer may have replaced the file since it was read: index only the file read.
+            guard
+                let current = try? SystemCalls.readFile(absolutePath(found.relativePath), limit: found.header.size),
+                (try? DiskRecordHeader.decode(current.bytes)) == found.header
+            else { return }
+            state.withLock { state in
+                guard state.cache.version(forKey: key, now: -.infinity) == 0 else { return }
+                let size = found.file.bytes.count
+                let entry = Entry(relativePath: found.relativePath, size: size, touched: found.file.modified)
+                let expiry = liveUntil(found.header, modified: found.file.modified)
+                state.cache.set(entry, forKey: key, cost: size, expiry: expiry, removed: &removed)
+                state.owners[found.relativePath] = key
+            }
+        }
+        evict(removed)
+    }
+
+    /// Counts a miss and drops `key` from the index if its file is gone, unless a writer has
+    /// stored it again since it was looked for.
+    func forgetMissing(_ key: String, digest: String, countingMiss: Bool) {
+        let isIndexed = state.withLock { state -> Bool in
+            if countingMiss { state.statistics.misses &+= 1 }
+            return state.cache.index[key] != nil
+        }
+        guard isIndexed else { return }
+        stripe(for: digest).withLock {
+            // With the stripe lock held no writer of this digest is mid-way, so a missing file is
+            // really gone.
+            let known = state.withLock { state in
+                state.cache.index[key].flatMap { state.cache.slots[$0]?.value.relativePath }
+            }
+            guard let known, !SystemCalls.fileExists(absolutePath(known)) else { return }
+            forget(key, countingMiss: false)
+        }
+    }
+
+    func forget(_ key: String, countingMiss: Bool, cause: RemovalCause = .removed) {
+        var removed = makeRemoved()
+        state.withLock { state in
+            if countingMiss { state.statistics.misses &+= 1 }
+            if let entry = state.cache.recordAccess(forKey: key) {
+                if state.owners[entry.relativePath] == key { state.owners[entry.relativePath] = nil }
+                state.cache.removeValue(forKey: key, cause: cause, removed: &removed)
+            }
+        }
+        publishRemovals(removed)
+    }
+
+    /// A collector of the entries an operation removes, which also records their keys and causes
+    /// while someone listens.
+    func makeRemoved() -> Removed {
+        var removed = Removed()
+        if removalListeners.isActive { removed.removals = [] }
+        return removed
+    }
+
+    /// Hands the removals `removed` recorded to the listeners, each with its file's size. Call it
+    /// with no lock held.
+    func publishRemovals(_ removed: Removed) {
+        guard let recorded = removed.removals, !recorded.isEmpty else { return }
+        removalListeners.publish(recorded.map { Removal(key: $0.key, value: $0.value.size, cause: $0.cause) })
+    }
+
+    /// The values that leave the storage from now on, each with its key, the size of its file
+    /// (the value itself is gone with the file) and why it left (``RemovalCause``): expired,
+    /// evicted for size or for count, replaced, removed or cleared.
+    ///
+    /// Only what this storage does is reported: a file another process removes is reported, as
+    /// removed, when this storage finds it gone, and a damaged file it drops is logged instead.
+    /// Delivery is as for ``MemoryStorage/removals(bufferingNewest:)``: in the order each
+    /// operation made them, after the storage's locks are released; the storage never waits for a
+    /// listener, whose stream keeps the newest `limit` removals not read yet. While nobody
+    /// listens, nothing is collected.
+    ///
+    /// ```swift
+    /// for await removal in disk.removals() where removal.cause == .evictedForSize {
+    ///     print("\(removal.key) left, \(removal.value) bytes")
+    /// }
+    /// ```
+    public func removals(bufferingNewest limit: Int = 1_000) -> AsyncStream<Removal<String, Int>> {
+        removalListeners.subscribe(bufferingNewest: limit)
+    }
+
+    /// Removes the expired file `found` and forgets `key`, unless a writer has replaced the file.
+    func removeExpired(_ key: String, digest: String, found: Found) throws(StorageError) {
+        let path = absolutePath(found.relativePath)
+        try stripe(for: digest).withLock { () throws(StorageError) in
+            if let current = try? SystemCalls.readFile(path, limit: found.header.size),
+                let header = try? DiskRecordHeader.decode(current.bytes),
+                header != found.header
+            {
+                return
+            }
+            try removeFile(relativePath: found.relativePath, digest: digest, key: key)
+            forget(key, countingMiss: false, cause: .expired)
+        }
+        state.withLock { state in
+            state.statistics.misses &+= 1
+            state.cache.statistics.expirations &+= 1
+        }
+    }
+
+    /// Whether a live value is stored for `key`.
+    public func containsValue(forKey key: String) throws(StorageError) -> Bool {
+        try value(forKey: key) != nil
+    }
+
+    /// The keys of every live value this process knows of (those in its index), in no
+    /// particular order.
+    public func keys() -> [String] {
+        let now = now()
+        return state.withLock { $0.cache.liveKeys(now: now) }
+    }
+
+    /// What the index knows of one stored value.
+    public struct EntryInfo: Sendable, Hashable {
+        /// The value's key.
+        public var key: String
+        /// The size of its file, header included.
+        public var size: Int
+        /// The size of the value alone: the file's size less its header (56 bytes and the key).
+        public var valueSize: Int {
+            max(size - DiskRecordHeader.fixedSize - key.utf8.count, 0)
+        }
+        /// When it was last written or (to within ``Options/recencyResolution``) read.
+        public var lastAccess: Date
+        /// When it expires, or `nil` for never.
+        public var expiry: Date?
+        /// The file's path.
+        public var path: String
+    }
+
+    /// Every live value in the index, least recently used first is not promised: sort as needed.
+    /// How long the value for `key` has left, as this instance's index knows it:
+    /// ``Lifetime/unlimited``, ``Lifetime/remaining(_:)``, or `nil` when there is no live value.
+    /// Reads no file and does not count as a use.
+    public func lifetime(forKey key: String) -> Lifetime? {
+        let now = now()
+        return state.withLock { state -> Lifetime? in
+            guard let slot = state.cache.index[key], let entry = state.cache.slots[slot] else { return nil }
+            return Lifetime(expiry: entry.expiry, now: now)
+        }
+    }
+
+    public func entries() -> [EntryInfo] {
+        let now = now()
+        return state.withLock { state in
+            state.cache.slots.compactMap { slot -> EntryInfo? in
+                guard let slot, slot.expiry > now else { return nil }
+                return EntryInfo(
+                    key: slot.key,
+                    size: slot.value.size,
+                    lastAccess: Date(timeIntervalSince1970: slot.value.touched),
+                    expiry: slot.expiry.isFinite ? Date(timeIntervalSince1970: slot.expiry) : nil,
+                    path: absolutePath(slot.value.relativePath)
+                )
+            }
+        }
+    }
+
+    /// The number of values in the index.
+    public var count: Int {
+        state.withLock { $0.cache.count }
+    }
+
+    /// The bytes taken by the value files in the index, headers included.
+    public var totalSize: Int {
+        state.withLock { $0.cache.totalCost }
+    }
+
+    /// What the storage has done since it was opened.
+    public var statistics: Statistics {
+        state.withLock { state in
+            var statistics = state.statistics
+            statistics.countEvictions = state.cache.statistics.countEvictions
+            statistics.sizeEvictions = state.cache.statistics.sizeEvictions
+            statistics.expirations = state.cache.statistics.expirations
+            statistics.rejections = state.cache.statistics.rejections + statistics.rejections
+            statistics.count = state.cache.count
+            statistics.totalCost = state.cache.totalCost
+            return statistics
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+import Strata
+
+extension PostgresStorage {
+    // MARK: Schema
+
+    /// Fails with `notFound` unless the table exists.
+    func requireTable() async throws(StorageError) {
+        let table = table
+        let exists = try await performPrepared("cannot look for the table \(table)", key: nil) { connection in
+            let rows = try await connection.query("SELECT to_regclass(\(table)) IS NOT NULL", logger: Self.logger)
+            for try await exists in rows.decode(Bool.self) { return exists }
+            return false
+        }
+        guard exists else {
+            throw StorageError(
+                .notFound,
+                storage: name,
+                message: "there is no table \(table) at \(server): nothing was read or created"
+            )
+        }
+    }
+
+    func createTable() async throws(StorageError) {
+        let table = table
+        let channel = channel
+        try await performPrepared("cannot create the table \(table)", key: nil) { connection in
+            try await connection.withTransaction(logger: Self.logger) { connection in
+                // Serializes schema changes between processes opening the same table at once.
+                try await connection.query(
+                    "SELECT pg_advisory_xact_lock(hashtext(\(table)))",
+                    logger: Self.logger
+                )
+                try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS \(unescaped: table) (
+                        digest BYTEA PRIMARY KEY,
+                        key BYTEA NOT NULL,
+                        value BYTEA NOT NULL,
+                        expiry DOUBLE PRECISION
+                    )
+                    """,
+                    logger: Self.logger
+                )
+                try await connection.query(
+                    """
+                    CREATE INDEX IF NOT EXISTS \(unescaped: table)_expiry ON \(unescaped: table) (expiry)
+                    WHERE expiry IS NOT NULL
+                    """,
+                    logger: Self.logger
+                )
+                // Announces each change as "<application_name> k<base64 key>", or "<name> *" for
+                // every key (TRUNCATE, or a key too long for a notification's 8000 bytes).
+                try await connection.query(
+                    """
+                    CREATE OR REPLACE FUNCTION \(unescaped: table)_notify() RETURNS trigger
+                    LANGUAGE plpgsql AS $$
+                    DECLARE
+                        changed BYTEA;
+                        sender TEXT := coalesce(current_setting('application_name', true), '');
+                    BEGIN
+                        IF TG_OP = 'TRUNCATE' THEN
+                            PERFORM pg_notify('\(unescaped: channel)', sender || ' *');
+                            RETURN NULL;
+                        END IF;
+                        IF TG_OP = 'DELETE' THEN changed := OLD.key; ELSE changed := NEW.key; END IF;
+                        IF octet_length(changed) > 5000 THEN
+                            PERFORM pg_notify('\(unescaped: channel)', sender || ' *');
+                        ELSE
+                            PERFORM pg_notify('\(unescaped: channel)', sender || ' k' || encode(changed, 'base64'));
+                        END IF;
+                        RETURN NULL;
+                    END
+                    $$
+                    """,
+                    logger: Self.logger
+                )
+                try await connection.query(
+                    """
+                    CREATE OR REPLACE TRIGGER \(unescaped: table)_changed
+                    AFTER INSERT OR UPDATE OR DELETE ON \(unescaped: table)
+                    FOR EACH ROW EXECUTE FUNCTION \(unescaped: table)_notify()
+                    """,
+                    logger: Self.logger
+                )
+                try await connection.query(
+                    """
+                    CREATE OR REPLACE TRIGGER \(unescaped: table)_truncated
+                    AFTER TRUNCATE ON \(unescaped: table)
+                    FOR EACH STATEMENT EXECUTE FUNCTION \(unescaped: table)_notify()
+                    """,
+                    logger: Self.logger
+                )
+            }
+        }
+    }
+}

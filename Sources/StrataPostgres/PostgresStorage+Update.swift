@@ -1,0 +1,175 @@
+public import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+public import Strata
+import Synchronization
+
+extension PostgresStorage {
+    /// Reads the value for `key`, lets `body` change it, and writes the result back in one
+    /// transaction that holds a lock on the key, so concurrent updates from any process never lose
+    /// one another; setting the value to `nil` removes it.
+    ///
+    /// `body` runs once, while the key's lock is held: keep it short, and do not use this
+    /// storage's same key from inside it.
+    ///
+    /// - Throws: `StorageError.Code.updateAborted` when `body` throws (the transaction is rolled
+    ///   back), or any error of ``value(forKey:)``.
+    @discardableResult
+    public func update<Result>(
+        forKey key: String,
+        _ body: (inout Data?) throws -> Result
+    ) async throws(StorageError) -> Result {
+        try await updateReportingExpiry(forKey: key, timeToLive: nil, body).result
+    }
+
+    /// ``update(forKey:_:)``, giving the value `body` leaves a time to live of its own: with one,
+    /// the value expires after it whether it is new or replaces one (zero or less removes the key);
+    /// with `nil`, a replaced value keeps its lifetime and a new one gets the default.
+    ///
+    /// - Throws: as ``update(forKey:_:)``.
+    @discardableResult
+    public func update<Result>(
+        forKey key: String,
+        timeToLive: Duration?,
+        _ body: (inout Data?) throws -> Result
+    ) async throws(StorageError) -> Result {
+        try await updateReportingExpiry(forKey: key, timeToLive: timeToLive, body).result
+    }
+
+    /// ``update(forKey:timeToLive:_:)``, also returning the expiry (seconds since 1970, on the
+    /// storage's clock) of the value it wrote, whose `nil` inside means never, or `nil` when it
+    /// removed the key. ``SharedCache`` keeps the value in memory no longer than that.
+    func updateReportingExpiry<Result>(
+        forKey key: String,
+        timeToLive: Duration?,
+        _ body: (inout Data?) throws -> Result
+    ) async throws(StorageError) -> (result: Result, expiry: Double??) {
+        let stored = storedKey(key)
+        let now = now()
+        let expiry = expiry(timeToLive: timeToLive, now: now)
+        // Without a time to live of its own, a value that replaces a live one keeps its expiry,
+        // unless rules work one out.
+        let rules = timeToLive == nil ? options.expiry : nil
+        let keepsExpiry = timeToLive == nil && rules == nil
+        let runOut = timeToLive.map { $0 <= .zero } ?? false
+        let table = table
+        let lock = Int64(bitPattern: stableHash(stored))
+        // The transaction runs in a child task (under the time limit) and hands the current value
+        // here; `body` runs in this task, which is not Sendable, and sends back what to write.
+        let (currentValues, currentValue) = AsyncStream<UpdateStep>.makeStream()
+        let (decisions, decide) = AsyncStream<UpdateStep>.makeStream()
+        async let transaction: Double?? = {
+            defer { currentValue.finish() }
+            return try await perform("cannot update", key: key) { connection -> Double?? in
+                try await connection.withTransaction(logger: Self.logger) { connection -> Double?? in
+                    try await connection.query("SELECT pg_advisory_xact_lock(\(lock))", logger: Self.logger)
+                    let rows = try await connection.query(
+                        """
+                        SELECT value, expiry FROM \(unescaped: table)
+                        WHERE digest = sha256(\(stored)) AND (expiry IS NULL OR expiry > \(now))
+                        """,
+                        logger: Self.logger
+                    )
+                    var value: Data?
+                    var liveExpiry: Double?
+                    for try await (current, currentExpiry) in rows.decode((Data, Double?).self) {
+                        value = current
+                        liveExpiry = currentExpiry ?? .infinity
+                    }
+                    currentValue.yield(.value(value))
+                    var iterator = decisions.makeAsyncIterator()
+                    guard case .value(let newValue)? = await iterator.next() else {
+                        throw UpdateBodyFailed(error: CancellationError())
+                    }
+                    var expiry = expiry
+                    var runOut = runOut
+                    if let rules, let newValue {
+                        if let ruled = rules.expiry(of: newValue, forKey: key, replacing: liveExpiry, now: now) {
+                            expiry = ruled.isFinite ? ruled : nil
+                        } else {
+                            runOut = true
+                        }
+                    }
+                    if let newValue, !runOut {
+                        let written = try await connection.query(
+                            """
+                            INSERT INTO \(unescaped: table) (digest, key, value, expiry)
+                            VALUES (sha256(\(stored)), \(stored), \(newValue), \(expiry))
+                            ON CONFLICT (digest) DO UPDATE SET value = excluded.value, expiry = CASE
+                                WHEN \(keepsExpiry)
+                                    AND (\(unescaped: table).expiry IS NULL OR \(unescaped: table).expiry > \(now))
+                                THEN \(unescaped: table).expiry ELSE excluded.expiry END
+                            RETURNING expiry
+                            """,
+                            logger: Self.logger
+                        )
+                        var kept: Double?
+                        for try await (writtenExpiry) in written.decode(Double?.self) { kept = writtenExpiry }
+                        return .some(kept)
+                    } else {
+                        try await connection.query(
+                            "DELETE FROM \(unescaped: table) WHERE digest = sha256(\(stored))",
+                            logger: Self.logger
+                        )
+                        return .none
+                    }
+                }
+            }
+        }()
+        var result: Result?
+        var bodyError: (any Error)?
+        var iterator = currentValues.makeAsyncIterator()
+        if case .value(var value)? = await iterator.next() {
+            do {
+                result = try body(&value)
+                decide.yield(.value(value))
+            } catch {
+                bodyError = error
+                decide.yield(.abort)
+            }
+        }
+        decide.finish()
+        let writtenExpiry: Double??
+        do {
+            writtenExpiry = try await transaction
+        } catch {
+            if let bodyError {
+                throw StorageError.wrapping(
+                    bodyError,
+                    as: .updateAborted,
+                    key: key,
+                    storage: name,
+                    message: "the update closure threw; nothing was written"
+                )
+            }
+            throw mapError(error, key: key, "cannot update")
+        }
+        guard let result else {
+            preconditionFailure("update(forKey:_:) committed without running its body")
+        }
+        counters.withLock { $0.writes &+= 1 }
+        return (result, writtenExpiry)
+    }
+
+    /// A 64-bit FNV-1a hash of the key's bytes, the same in every process: the advisory lock's id.
+    func stableHash(_ bytes: Data) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        return hash
+    }
+}
+
+/// What passes between `update(forKey:_:)` and its transaction: the current value, then the value
+/// to write (`nil` removes), or `abort` when the body threw.
+enum UpdateStep: Sendable {
+    case value(Data?)
+    case abort
+}
+
+/// What `update(forKey:_:)` throws inside its transaction when the body throws.
+struct UpdateBodyFailed: Error {
+    var error: any Error
+}
