@@ -48,7 +48,7 @@ public final class DiskStorage: Sendable {
     }
 
     struct State: Sendable {
-        var cache: MemoryCacheState<String, Entry>
+        var cache: CacheIndex<String, Entry>
         /// Which key owns each file path, to resolve hash collisions without reading files.
         var owners: [String: String] = [:]
         var statistics = Statistics()
@@ -63,7 +63,7 @@ public final class DiskStorage: Sendable {
         var foldersRead = 0
     }
 
-    typealias Removed = MemoryCacheState<String, Entry>.Removed
+    typealias Removed = CacheIndex<String, Entry>.Removed
 
     /// The file at the root of every Strata disk folder that names its format: a folder without
     /// it is not one (unless it is empty, when opening it makes it one).
@@ -145,7 +145,7 @@ public final class DiskStorage: Sendable {
         let maximumCount = options.maximumCount ?? .max
         state = LockedState(
             State(
-                cache: MemoryCacheState(
+                cache: CacheIndex(
                     maximumCount: maximumCount,
                     maximumCost: options.maximumByteCount ?? .max,
                     queue: options.evictionPolicy.makeQueue(

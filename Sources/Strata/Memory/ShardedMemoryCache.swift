@@ -21,7 +21,7 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
     @usableFromInline typealias Shard = MemoryShard<Key, Value>
     @usableFromInline typealias Entry = Shard.Entry
     @usableFromInline typealias Policy = MemoryPolicyState<Key>
-    @usableFromInline typealias Removed = MemoryCacheState<Key, Value>.Removed
+    @usableFromInline typealias Removed = CacheIndex<Key, Value>.Removed
 
     /// The first shard; shard `i` starts `i * stride` bytes later with its lock, and its
     /// ``MemoryShard`` follows at `shardOffset`.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import Logging
 
 /// A provider that answers from a storage when it can and fills the storage from its base
@@ -210,20 +210,3 @@ extension AsyncProvider {
         )
     }
 }
-
-/// A cached value with the time it was fetched, for stale-while-revalidate caches.
-public struct TimestampedValue<Value: Sendable>: Sendable {
-    /// The value.
-    public var value: Value
-    /// When it was fetched from the source.
-    public var fetched: Date
-
-    /// Creates a timestamped value.
-    public init(value: Value, fetched: Date) {
-        self.value = value
-        self.fetched = fetched
-    }
-}
-
-extension TimestampedValue: Codable where Value: Codable {}
-extension TimestampedValue: Equatable where Value: Equatable {}

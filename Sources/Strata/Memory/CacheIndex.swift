@@ -2,7 +2,7 @@
 /// queue. A pure value with no lock; ``DiskStorage`` keeps its index of files in one, behind its
 /// lock. (``MemoryStorage`` shards its entries instead: see ``ShardedMemoryCache``.)
 @usableFromInline
-struct MemoryCacheState<Key: Hashable, Value> {
+struct CacheIndex<Key: Hashable, Value> {
     @usableFromInline
     struct Entry {
         @usableFromInline var key: Key
@@ -301,4 +301,4 @@ struct MemoryCacheState<Key: Hashable, Value> {
 // Unchecked because of the eviction queue, a class the state mutates in place: the state is only
 // ever kept behind a lock (DiskStorage's `LockedState`) and never copied out of it, so the queue
 // is reached by one thread at a time. Its keys and values must be Sendable all the same.
-extension MemoryCacheState: @unchecked Sendable where Key: Sendable, Value: Sendable {}
+extension CacheIndex: @unchecked Sendable where Key: Sendable, Value: Sendable {}
