@@ -94,8 +94,17 @@ extension StorageError {
     /// Wraps any error as a `StorageError`: a `StorageError` passes through unchanged, a
     /// `CancellationError` becomes ``Code/cancelled``, and anything else becomes `code` with the
     /// error kept as ``underlying``.
-    @usableFromInline
-    package static func wrapping(
+    ///
+    /// What a storage of your own calls where a library it uses throws untyped errors:
+    ///
+    /// ```swift
+    /// do {
+    ///     return try database.read { try Row.fetchOne($0, key: key) }
+    /// } catch {
+    ///     throw StorageError.wrapping(error, as: .io, key: key, storage: "MyStorage", message: "cannot read")
+    /// }
+    /// ```
+    public static func wrapping(
         _ error: any Error,
         as code: Code,
         key: (any Sendable)?,
@@ -109,5 +118,19 @@ extension StorageError {
             return StorageError(.cancelled, key: key, storage: storage, message: "the task was cancelled")
         }
         return StorageError(code, key: key, storage: storage, message: message, underlying: error)
+    }
+
+    /// The error of an update whose closure threw: ``Code/updateAborted`` with the closure's
+    /// error as ``underlying`` (a `StorageError` or cancellation passes through as
+    /// ``wrapping(_:as:key:storage:message:)`` says). Every storage's `update(forKey:_:)` throws
+    /// it, having written nothing.
+    public static func updateAborted(by error: any Error, key: (any Sendable)?, storage: String) -> StorageError {
+        wrapping(
+            error,
+            as: .updateAborted,
+            key: key,
+            storage: storage,
+            message: "the update closure threw; nothing was written"
+        )
     }
 }

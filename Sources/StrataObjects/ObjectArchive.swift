@@ -197,7 +197,7 @@ where Object.ID: Codable & Sendable {
     /// many went (Vellum's `deleteAllInvalidateArchives(invalidateTimeInterval:)`).
     @discardableResult
     public func removeObjects(notAccessedWithin interval: Duration) throws(StorageError) -> Int {
-        let cutoff = clock.now().addingTimeInterval(-interval.archiveSeconds)
+        let cutoff = clock.now().addingTimeInterval(-interval.timeInterval)
         var removed = 0
         for (key, date) in lastAccessDates() where date < cutoff {
             memory.removeValue(forKey: key)
@@ -245,11 +245,4 @@ where Object.ID: Codable & Sendable {
 
     /// How many access times the archive keeps; never far above ``count``.
     package var accessTimeCount: Int { accessTimes.withLock { $0.count } }
-}
-
-extension Duration {
-    fileprivate var archiveSeconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
 }

@@ -258,13 +258,7 @@ where Object.ID: Codable & Sendable {
             do {
                 try body(&object)
             } catch {
-                throw StorageError(
-                    .updateAborted,
-                    key: key,
-                    storage: name,
-                    message: "the update closure threw; nothing was written",
-                    underlying: error
-                )
+                throw StorageError.updateAborted(by: error, key: key, storage: name)
             }
             guard object.id == id else {
                 throw StorageError(

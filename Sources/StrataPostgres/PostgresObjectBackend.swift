@@ -507,9 +507,7 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
     /// The name of the B-tree index on the expressions of the index `name`: the table's name and
     /// 12 hex digits of a hash of `name`, within PostgreSQL's 63 characters.
     static func btreeName(table: String, index name: String) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-        let hex = String(hash, radix: 16)
+        let hex = String(FNV1a.hash(name.utf8), radix: 16)
         return table + "_" + String((String(repeating: "0", count: 16) + hex).suffix(12))
     }
 

@@ -81,13 +81,7 @@ extension PostgresStorage {
             return StorageError(.closed, key: key, storage: name, message: "the storage was closed", underlying: error)
         }
         if let error = error as? UpdateBodyFailed {
-            return StorageError.wrapping(
-                error.error,
-                as: .updateAborted,
-                key: key,
-                storage: name,
-                message: "the update closure threw; nothing was written"
-            )
+            return StorageError.updateAborted(by: error.error, key: key, storage: name)
         }
         if let error = error as? PostgresTransactionError,
             let cause = error.closureError ?? error.beginError ?? error.commitError ?? error.rollbackError

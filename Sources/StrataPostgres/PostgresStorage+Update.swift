@@ -54,7 +54,8 @@ extension PostgresStorage {
         let keepsExpiry = timeToLive == nil && rules == nil
         let runOut = timeToLive.map { $0 <= .zero } ?? false
         let table = table
-        let lock = Int64(bitPattern: stableHash(stored))
+        // The advisory lock's id, the same in every process.
+        let lock = Int64(bitPattern: FNV1a.hash(stored))
         // The transaction runs in a child task (under the time limit) and hands the current value
         // here; `body` runs in this task, which is not Sendable, and sends back what to write.
         let (currentValues, currentValue) = AsyncStream<UpdateStep>.makeStream()
@@ -135,13 +136,7 @@ extension PostgresStorage {
             writtenExpiry = try await transaction
         } catch {
             if let bodyError {
-                throw StorageError.wrapping(
-                    bodyError,
-                    as: .updateAborted,
-                    key: key,
-                    storage: name,
-                    message: "the update closure threw; nothing was written"
-                )
+                throw StorageError.updateAborted(by: bodyError, key: key, storage: name)
             }
             throw mapError(error, key: key, "cannot update")
         }
@@ -150,15 +145,6 @@ extension PostgresStorage {
         }
         counters.withLock { $0.writes &+= 1 }
         return (result, writtenExpiry)
-    }
-
-    /// A 64-bit FNV-1a hash of the key's bytes, the same in every process: the advisory lock's id.
-    func stableHash(_ bytes: Data) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in bytes {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
-        }
-        return hash
     }
 }
 

@@ -289,7 +289,7 @@ public final class PostgresStorage: Sendable {
     /// The key as stored: the UTF-8 bytes of its NFC form, so keys Swift considers equal share
     /// one row.
     func storedKey(_ key: String) -> Data {
-        Data((key.utf8.allSatisfy { $0 < 0xCC } ? key : key.precomposedStringWithCanonicalMapping).utf8)
+        Data(key.nfcNormalized.utf8)
     }
 
     func now() -> Double {

@@ -252,7 +252,7 @@ public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObj
 
     /// The key as stored: NFC-normalized, so keys Swift considers equal share one row.
     private func normalized(_ key: String) -> String {
-        key.utf8.allSatisfy { $0 < 0xCC } ? key : key.precomposedStringWithCanonicalMapping
+        key.nfcNormalized
     }
 
     private func blob(_ value: DatabaseValue, key: String) throws(StorageError) -> Data {

@@ -125,13 +125,7 @@ extension SQLiteStorage: UpdatableStorage, LifetimeStorage, EnumerableStorage, C
             value: \.value,
             commit: { (read, value) throws(StorageError) in try self.commitUpdate(read, value: value) },
             aborted: { error in
-                StorageError.wrapping(
-                    error,
-                    as: .updateAborted,
-                    key: key,
-                    storage: name,
-                    message: "the update closure threw; nothing was written"
-                )
+                StorageError.updateAborted(by: error, key: key, storage: name)
             },
             body
         )

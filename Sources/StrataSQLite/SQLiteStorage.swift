@@ -185,7 +185,7 @@ public final class SQLiteStorage: Sendable {
 
     /// The key as stored: NFC-normalized, so keys Swift considers equal share one row.
     func normalizedKey(_ key: String) -> String {
-        key.utf8.allSatisfy { $0 < 0xCC } ? key : key.precomposedStringWithCanonicalMapping
+        key.nfcNormalized
     }
 
     func now() -> Double {
@@ -683,13 +683,7 @@ public final class SQLiteStorage: Sendable {
             throw mapError(error, key: key, "cannot update")
         }
         if let bodyError {
-            throw StorageError.wrapping(
-                bodyError,
-                as: .updateAborted,
-                key: key,
-                storage: name,
-                message: "the update closure threw; nothing was written"
-            )
+            throw StorageError.updateAborted(by: bodyError, key: key, storage: name)
         }
         if wrote { counters.withLock { $0.writes &+= 1 } }
         guard let result else {

@@ -130,6 +130,6 @@ public func sharded<Shard: KeyValueStorage>(
 
 /// xxHash64 of the key's UTF-8 bytes in NFC.
 func stableHash(of key: String) -> UInt64 {
-    var normalized = key.utf8.allSatisfy { $0 < 0xCC } ? key : key.precomposedStringWithCanonicalMapping
+    var normalized = key.nfcNormalized
     return normalized.withUTF8 { XXHash64.hash(UnsafeRawBufferPointer($0)) }
 }

@@ -119,12 +119,6 @@ extension DiskStorage {
     }
 
     func updateAborted(_ error: any Error, key: String) -> StorageError {
-        StorageError.wrapping(
-            error,
-            as: .updateAborted,
-            key: key,
-            storage: name,
-            message: "the update closure threw; nothing was written"
-        )
+        StorageError.updateAborted(by: error, key: key, storage: name)
     }
 }

@@ -182,9 +182,7 @@ public final class DiskStorage: Sendable {
 
     /// The key as stored: NFC-normalized, so keys Swift considers equal share one file.
     func normalizedKey(_ key: String) throws(StorageError) -> String {
-        // NFC's quick check: text without a code point at or above U+0300 (no UTF-8 byte at or
-        // above 0xCC) is already in NFC, and Foundation's normalization costs microseconds.
-        let normalized = key.utf8.allSatisfy { $0 < 0xCC } ? key : key.precomposedStringWithCanonicalMapping
+        let normalized = key.nfcNormalized
         guard normalized.utf8.count <= DiskRecordHeader.maximumKeyLength else {
             throw StorageError(
                 .invalidKey,

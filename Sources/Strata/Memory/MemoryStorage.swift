@@ -554,13 +554,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
             do {
                 result = try body(&updated)
             } catch {
-                throw StorageError.wrapping(
-                    error,
-                    as: .updateAborted,
-                    key: key,
-                    storage: "MemoryStorage",
-                    message: "the update closure threw; nothing was written"
-                )
+                throw StorageError.updateAborted(by: error, key: key, storage: "MemoryStorage")
             }
             if let timeToLive, timeToLive <= .zero { updated = nil }
             // A value that replaces a live one keeps its lifetime unless `timeToLive` or the
