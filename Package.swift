@@ -217,6 +217,7 @@ let package = Package(
             dependencies: [
                 "Strata", "StrataSQLite", "StrataObjects", "StrataTesting", "StrataTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
         .testTarget(
@@ -224,6 +225,7 @@ let package = Package(
             dependencies: [
                 "Strata", "StrataPostgres", "StrataObjects", "StrataTesting", "StrataTestSupport", "StrataCommandLine",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ]
         ),

@@ -113,17 +113,16 @@ enum OpenedStore {
         }
     }
 
-    /// Where a database store is, and its totals (each value counted with its key).
-    func databaseTotals() async throws -> (place: String, count: Int, byteCount: Int) {
+    /// Where a store is, and its statistics: for a database, its totals (each value counted with
+    /// its key) and what this process counted.
+    func statistics() async throws -> (place: String, statistics: StorageStatistics) {
         switch self {
         case .disk(let disk):
-            return ("folder:        \(disk.url.path)", disk.entries().count, disk.totalSize)
+            return ("folder:        \(disk.url.path)", disk.statistics)
         case .sqlite(let database):
-            let statistics = try await database.statistics()
-            return ("sqlite file:   \(database.path)", statistics.count, statistics.byteCount)
+            return ("sqlite file:   \(database.path)", try await database.statistics())
         case .postgres(let shared):
-            let statistics = try await shared.statistics()
-            return ("postgres:      table \(shared.options.table)", statistics.count, statistics.byteCount)
+            return ("postgres:      table \(shared.options.table)", try await shared.statistics())
         }
     }
 
@@ -329,10 +328,13 @@ struct StatsCommand: AsyncParsableCommand {
         let opened = try await store.open()
         switch opened {
         case .sqlite, .postgres:
-            let (place, count, byteCount) = try await opened.databaseTotals()
+            let (place, statistics) = try await opened.statistics()
             print(place)
-            print("values:        \(count)")
-            print("size:          \(formatBytes(byteCount)) of keys and values (\(byteCount) bytes)")
+            print("values:        \(statistics.count)")
+            print(
+                "size:          \(formatBytes(statistics.totalCost)) of keys and values (\(statistics.totalCost) bytes)"
+            )
+            printFigures(statistics)
         case .disk(let storage):
             let entries = storage.entries()
             print("folder:        \(storage.url.path)")
@@ -348,14 +350,19 @@ struct StatsCommand: AsyncParsableCommand {
             let expiring = entries.filter { $0.expiry != nil }.count
             print("expiring:      \(expiring)")
             print("damaged files: \(storage.statistics.damagedFiles) (run 'strata verify' for details)")
-            print("figures, named as StorageMetrics reports them; hits, misses, writes, evictions and")
-            print("rejections count what this command did, as each process counts its own:")
-            for (name, value) in storage.statistics.figures {
-                let text = name == "hit_ratio" ? String(format: "%.3f", value) : String(Int64(value))
-                print("  \(name.padding(toLength: 26, withPad: " ", startingAt: 0)) \(text)")
-            }
+            printFigures(storage.statistics)
         }
         await opened.close()
+    }
+
+    /// The figures every storage keeps, printed the same way for every backend.
+    private func printFigures(_ statistics: StorageStatistics) {
+        print("figures, named as StorageMetrics reports them; hits, misses, writes, evictions and")
+        print("rejections count what this command did, as each process counts its own:")
+        for (name, value) in statistics.figures {
+            let text = name == "hit_ratio" ? String(format: "%.3f", value) : String(Int64(value))
+            print("  \(name.padding(toLength: 26, withPad: " ", startingAt: 0)) \(text)")
+        }
     }
 }
 

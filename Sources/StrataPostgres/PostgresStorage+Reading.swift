@@ -30,7 +30,7 @@ extension PostgresStorage {
             }
             return nil
         }
-        counters.withLock { counters in
+        count { counters in
             if value == nil {
                 counters.misses &+= 1
             } else {
@@ -60,7 +60,7 @@ extension PostgresStorage {
             }
             return nil
         }
-        counters.withLock { counters in
+        count { counters in
             if row == nil { counters.misses &+= 1 } else { counters.hits &+= 1 }
         }
         guard let (value, expiry) = row, let lifetime = Lifetime(expiry: expiry ?? .infinity, now: now) else {
@@ -94,7 +94,7 @@ extension PostgresStorage {
         }
         let values = stored.map { found[$0] }
         let hits = values.count(where: { $0 != nil })
-        counters.withLock { counters in
+        count { counters in
             counters.hits &+= UInt64(hits)
             counters.misses &+= UInt64(keys.count - hits)
         }
@@ -119,7 +119,7 @@ extension PostgresStorage {
     }
 
     /// A snapshot of the table's totals (one scan) and this instance's counters.
-    public func statistics() async throws(StorageError) -> Statistics {
+    public func statistics() async throws(StorageError) -> StorageStatistics {
         let table = table
         let totals = try await perform("cannot count values", key: nil) { connection -> (Int, Int) in
             let rows = try await connection.query(
@@ -134,13 +134,20 @@ extension PostgresStorage {
             }
             return (0, 0)
         }
-        let counters = counters.withLock { $0 }
-        var statistics = Statistics()
-        (statistics.count, statistics.byteCount) = totals
-        statistics.hits = counters.hits
-        statistics.misses = counters.misses
-        statistics.writes = counters.writes
+        var statistics = counters.withLock { $0 }
+        (statistics.count, statistics.totalCost) = totals
+        observer?.publish(statistics, now: now())
         return statistics
+    }
+
+    /// Counts what an operation did, under the counters' lock, and publishes the counters to
+    /// the metrics when they are on.
+    func count(_ change: (inout StorageStatistics) -> Void) {
+        let counters = counters.withLock { counters in
+            change(&counters)
+            return counters
+        }
+        observer?.publish(counters, now: now(), countsEntries: false)
     }
 
     /// How long the value for `key` has left: `Lifetime.unlimited`, `Lifetime.remaining(_:)`, or

@@ -143,7 +143,7 @@ extension PostgresStorage {
         guard let result else {
             preconditionFailure("update(forKey:_:) committed without running its body")
         }
-        counters.withLock { $0.writes &+= 1 }
+        count { $0.writes &+= 1 }
         return (result, writtenExpiry)
     }
 }

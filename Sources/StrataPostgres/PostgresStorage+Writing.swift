@@ -74,7 +74,7 @@ extension PostgresStorage {
                 logger: Self.logger
             )
         }
-        counters.withLock { $0.writes &+= 1 }
+        count { $0.writes &+= 1 }
     }
 
     /// Stores every value in `entries` with the storage's default lifetime, in one statement:
@@ -118,7 +118,7 @@ extension PostgresStorage {
                 logger: Self.logger
             )
         }
-        counters.withLock { $0.writes &+= UInt64(rows.count) }
+        count { $0.writes &+= UInt64(rows.count) }
     }
 
     /// Stores `values` with the lifetimes `rules` give them: in one statement, which also removes
@@ -164,7 +164,7 @@ extension PostgresStorage {
                 logger: Self.logger
             )
         }
-        counters.withLock { $0.writes &+= UInt64(keys.count) }
+        count { $0.writes &+= UInt64(keys.count) }
     }
 
     /// Removes the value for `key`, if any. When this returns, the removal is committed.
@@ -194,7 +194,7 @@ extension PostgresStorage {
     public func removeExpired() async throws(StorageError) -> Int {
         let now = now()
         let table = table
-        return try await perform("cannot remove expired values", key: nil) { connection in
+        let removed = try await perform("cannot remove expired values", key: nil) { connection in
             let rows = try await connection.query(
                 "WITH gone AS (DELETE FROM \(unescaped: table) WHERE expiry <= \(now) RETURNING 1) SELECT count(*)::bigint FROM gone",
                 logger: Self.logger
@@ -204,5 +204,7 @@ extension PostgresStorage {
             }
             return 0
         }
+        count { $0.expirations &+= UInt64(removed) }
+        return removed
     }
 }

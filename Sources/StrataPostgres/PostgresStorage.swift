@@ -24,12 +24,6 @@ import Synchronization
 /// try await shared.set(Data("hello".utf8), forKey: "greeting")
 /// ```
 public final class PostgresStorage: Sendable {
-    struct Counters {
-        var hits: UInt64 = 0
-        var misses: UInt64 = 0
-        var writes: UInt64 = 0
-    }
-
     /// The client's configuration: where the server is and who connects; `nil` for a storage
     /// over a client the app runs (``init(client:options:)``).
     public let configuration: PostgresClient.Configuration?
@@ -53,7 +47,9 @@ public final class PostgresStorage: Sendable {
     /// Set once the table is known to exist, for a storage over the app's client, which cannot
     /// look for it before the client runs: the first operation does.
     let preparation: Preparation?
-    let counters = LockedState(Counters())
+    /// What this instance has counted since it was opened (its `count` and `totalCost` unused:
+    /// the table keeps those).
+    let counters = LockedState(StorageStatistics())
     let name = "PostgresStorage"
     let table: String
     let server: String

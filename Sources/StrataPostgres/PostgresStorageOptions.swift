@@ -43,8 +43,10 @@ extension PostgresStorage {
         /// default; a tool that only reads sets it to `false`, so that a mistyped table name
         /// fails with `StorageError.Code.notFound` instead of creating an empty table.
         public var createsTable = true
-        /// Metrics under a label prefix, through swift-metrics: for now the `reconnects` counter
-        /// of ``SharedCache``'s listening connection. `nil` (the default) reports nothing.
+        /// Metrics under a label prefix, through swift-metrics: hits, misses, writes and
+        /// expirations as `MemoryStorage` and `DiskStorage` name them, the entries and bytes held
+        /// when ``PostgresStorage/statistics()`` reads them, and the `reconnects` counter of
+        /// ``SharedCache``'s listening connection. `nil` (the default) reports nothing.
         public var metrics: StorageMetrics?
 
         /// Creates the default options: table `strata_values`, no expiry.
@@ -57,24 +59,7 @@ extension PostgresStorage {
         }
     }
 
-    /// A snapshot of what the table holds and what this instance has done since it was opened.
-    public struct Statistics: Sendable, Hashable, CustomStringConvertible {
-        /// Rows in the table, expired ones not yet removed included.
-        public var count = 0
-        /// Bytes of keys and values in the table.
-        public var byteCount = 0
-        /// Reads that found a value.
-        public var hits: UInt64 = 0
-        /// Reads that found nothing or an expired value.
-        public var misses: UInt64 = 0
-        /// Values written.
-        public var writes: UInt64 = 0
-
-        /// Creates an empty snapshot.
-        public init() {}
-
-        public var description: String {
-            "\(count) values, \(byteCount) bytes of keys and values; \(hits) hits, \(misses) misses, \(writes) writes"
-        }
-    }
+    /// The statistics of a ``PostgresStorage``: the value every storage returns.
+    @available(*, deprecated, renamed: "StorageStatistics")
+    public typealias Statistics = StorageStatistics
 }

@@ -31,7 +31,7 @@ extension SQLiteStorage: UpdatableStorage, LifetimeStorage, EnumerableStorage, C
     }
 
     /// What this storage holds and has counted, read on Strata's I/O threads.
-    public func statistics() async throws(StorageError) -> Statistics {
+    public func statistics() async throws(StorageError) -> StorageStatistics {
         try await BlockingIOPool.shared.run { () throws(StorageError) in try self.statistics() }
     }
 

@@ -22,16 +22,6 @@ import Synchronization
 /// try await cities.set(kharkiv, forKey: "kharkiv")
 /// ```
 public final class SQLiteStorage: Sendable {
-    /// What this instance has counted since it was opened.
-    struct Counters {
-        var hits: UInt64 = 0
-        var misses: UInt64 = 0
-        var writes: UInt64 = 0
-        var evictions: UInt64 = 0
-        var expirations: UInt64 = 0
-        var recencyWriteFailures: UInt64 = 0
-    }
-
     /// The schema version this code writes, kept in SQLite's `user_version`.
     static let schemaVersion = 1
 
@@ -40,7 +30,11 @@ public final class SQLiteStorage: Sendable {
     /// The options the storage was opened with.
     public let options: Options
     let pool: DatabasePool
-    let counters = LockedState(Counters())
+    /// What this instance has counted since it was opened (its `count` and `totalCost` unused:
+    /// the database keeps those).
+    let counters = LockedState(StorageStatistics())
+    /// The storage's metrics, when ``Options/metrics`` is set.
+    let observer: StorageObserver?
     private let isClosed = Atomic(false)
     let name = "SQLiteStorage"
 
@@ -53,6 +47,7 @@ public final class SQLiteStorage: Sendable {
     public init(path: String, options: Options = Options()) throws(StorageError) {
         self.path = path
         self.options = options
+        self.observer = StorageObserver.make(storage: "SQLiteStorage", logger: nil, metrics: options.metrics)
         func invalid(_ message: String) -> StorageError {
             StorageError(.invalidConfiguration, storage: "SQLiteStorage", message: message)
         }
@@ -284,11 +279,11 @@ public final class SQLiteStorage: Sendable {
             throw mapError(error, key: key, "cannot read")
         }
         guard let row, row.expiry.map({ $0 > now }) ?? true else {
-            counters.withLock { $0.misses &+= 1 }
+            count { $0.misses &+= 1 }
             return nil
         }
         let value = try data(row.value, key: key)
-        counters.withLock { $0.hits &+= 1 }
+        count { $0.hits &+= 1 }
         if now - row.accessed > touchInterval {
             touch([key], now: now)
         }
@@ -356,7 +351,7 @@ public final class SQLiteStorage: Sendable {
                 stale.append(normalizedKey(row.key))
             }
         }
-        counters.withLock { counters in
+        count { counters in
             counters.hits &+= UInt64(hits)
             counters.misses &+= UInt64(keys.count - hits)
         }
@@ -385,7 +380,7 @@ public final class SQLiteStorage: Sendable {
                 }
             }
         } catch {
-            counters.withLock { $0.recencyWriteFailures &+= 1 }
+            count { $0.recencyWriteFailures &+= 1 }
         }
     }
 
@@ -423,24 +418,28 @@ public final class SQLiteStorage: Sendable {
     }
 
     /// A snapshot of the database's totals and this instance's counters.
-    public func statistics() throws(StorageError) -> Statistics {
+    public func statistics() throws(StorageError) -> StorageStatistics {
         let totals: Row?
         do {
             totals = try pool.read { db in try Row.fetchOne(db, sql: "SELECT count, bytes FROM strata_totals") }
         } catch {
             throw mapError(error, key: nil, "cannot read the totals")
         }
-        let counters = counters.withLock { $0 }
-        var statistics = Statistics()
+        var statistics = counters.withLock { $0 }
         statistics.count = totals?[0] ?? 0
-        statistics.byteCount = totals?[1] ?? 0
-        statistics.hits = counters.hits
-        statistics.misses = counters.misses
-        statistics.writes = counters.writes
-        statistics.evictions = counters.evictions
-        statistics.expirations = counters.expirations
-        statistics.recencyWriteFailures = counters.recencyWriteFailures
+        statistics.totalCost = totals?[1] ?? 0
+        observer?.publish(statistics, now: now())
         return statistics
+    }
+
+    /// Counts what an operation did, under the counters' lock, and publishes the counters to
+    /// the metrics when they are on.
+    func count(_ change: (inout StorageStatistics) -> Void) {
+        let counters = counters.withLock { counters in
+            change(&counters)
+            return counters
+        }
+        observer?.publish(counters, now: now(), countsEntries: false)
     }
 
     // MARK: Writing
@@ -530,13 +529,15 @@ public final class SQLiteStorage: Sendable {
                     ).execute(arguments: [now, 2 * rows.count])
                     swept = db.changesCount
                 }
-                let limited = try enforceLimits(db, now: now)
-                return (limited.evictions, limited.expirations + swept)
+                var evicted = try enforceLimits(db, now: now)
+                evicted.expirations += swept
+                return evicted
             }
-            counters.withLock { counters in
+            count { counters in
                 counters.writes &+= UInt64(rows.count)
-                counters.evictions &+= UInt64(evicted.0)
-                counters.expirations &+= UInt64(evicted.1)
+                counters.countEvictions &+= UInt64(evicted.count)
+                counters.sizeEvictions &+= UInt64(evicted.size)
+                counters.expirations &+= UInt64(evicted.expirations)
             }
         } catch {
             throw mapError(error, key: rows.count == 1 ? rows.first?.key : nil, "cannot write")
@@ -544,8 +545,8 @@ public final class SQLiteStorage: Sendable {
     }
 
     /// Removes expired values, then least recently used ones, until the limits hold.
-    func enforceLimits(_ db: Database, now: Double) throws -> (evictions: Int, expirations: Int) {
-        guard options.maximumCount != nil || options.maximumByteCount != nil else { return (0, 0) }
+    func enforceLimits(_ db: Database, now: Double) throws -> Evicted {
+        guard options.maximumCount != nil || options.maximumByteCount != nil else { return Evicted() }
         let maximumCount = options.maximumCount ?? .max
         let maximumBytes = options.maximumByteCount ?? .max
         func totals() throws -> (count: Int, bytes: Int) {
@@ -553,13 +554,16 @@ public final class SQLiteStorage: Sendable {
             return (row?[0] ?? 0, row?[1] ?? 0)
         }
         var (count, bytes) = try totals()
-        guard count > maximumCount || bytes > maximumBytes else { return (0, 0) }
+        guard count > maximumCount || bytes > maximumBytes else { return Evicted() }
         try db.execute(sql: "DELETE FROM strata_values WHERE expiry <= ?", arguments: [now])
-        let expirations = db.changesCount
+        var evicted = Evicted(expirations: db.changesCount)
         (count, bytes) = try totals()
         var victims: [Data] = []
         let cursor = try Row.fetchCursor(db, sql: "SELECT key, size FROM strata_values ORDER BY accessed, rowid")
         while count > maximumCount || bytes > maximumBytes, let row = try cursor.next() {
+            // Counted as the memory and disk storages count: for the count limit while it is
+            // passed, for the byte limit after.
+            if count > maximumCount { evicted.count += 1 } else { evicted.size += 1 }
             victims.append(row[0] as Data)
             count -= 1
             bytes -= row[1] as Int
@@ -568,7 +572,14 @@ public final class SQLiteStorage: Sendable {
         for key in victims {
             try delete.execute(arguments: [key])
         }
-        return (victims.count, expirations)
+        return evicted
+    }
+
+    /// What ``enforceLimits(_:now:)`` removed: values evicted for each limit, and expired ones.
+    struct Evicted {
+        var count = 0
+        var size = 0
+        var expirations = 0
     }
 
     /// Removes the value for `key`, if any.
@@ -613,7 +624,7 @@ public final class SQLiteStorage: Sendable {
                 try db.execute(sql: "DELETE FROM strata_values WHERE expiry <= ?", arguments: [now])
                 return db.changesCount
             }
-            counters.withLock { $0.expirations &+= UInt64(removed) }
+            count { $0.expirations &+= UInt64(removed) }
             return removed
         } catch {
             throw mapError(error, key: nil, "cannot remove expired values")
@@ -685,7 +696,7 @@ public final class SQLiteStorage: Sendable {
         if let bodyError {
             throw StorageError.updateAborted(by: bodyError, key: key, storage: name)
         }
-        if wrote { counters.withLock { $0.writes &+= 1 } }
+        if wrote { count { $0.writes &+= 1 } }
         guard let result else {
             preconditionFailure("update(forKey:_:) committed without running its body")
         }

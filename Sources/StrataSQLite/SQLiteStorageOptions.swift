@@ -46,6 +46,10 @@ extension SQLiteStorage {
         /// While suspended, reads still answer and writes fail with `StorageError.Code.io`
         /// saying so.
         public var observesSuspensionNotifications = false
+        /// Where to report hits, misses, writes, evictions and, when ``SQLiteStorage/statistics()``
+        /// reads them, the entries and bytes held; `nil` (the default) reports nothing. The
+        /// figures are those of `MemoryStorage` and `DiskStorage`, under the same names.
+        public var metrics: StorageMetrics?
 
         /// Creates the default options: no limits, no expiry.
         public init() {}
@@ -64,41 +68,7 @@ extension SQLiteStorage {
         }
     }
 
-    /// A snapshot of what a ``SQLiteStorage`` holds and what this instance has done since it was
-    /// opened.
-    public struct Statistics: Sendable, Hashable, CustomStringConvertible {
-        /// Values in the database, expired ones not yet removed included.
-        public var count = 0
-        /// Bytes of keys and values in the database.
-        public var byteCount = 0
-        /// Reads that found a value.
-        public var hits: UInt64 = 0
-        /// Reads that found nothing or an expired value.
-        public var misses: UInt64 = 0
-        /// Values written.
-        public var writes: UInt64 = 0
-        /// Values removed to keep a limit.
-        public var evictions: UInt64 = 0
-        /// Expired values removed.
-        public var expirations: UInt64 = 0
-        /// Reads whose access time could not be recorded (another connection held the write lock
-        /// past the busy timeout, or the file is read-only); each returned its values all the same.
-        public var recencyWriteFailures: UInt64 = 0
-
-        /// Creates an empty snapshot.
-        public init() {}
-
-        /// Hits divided by reads; 0 before the first read.
-        public var hitRatio: Double {
-            let reads = hits + misses
-            return reads == 0 ? 0 : Double(hits) / Double(reads)
-        }
-
-        public var description: String {
-            let percent = (hitRatio * 1000).rounded() / 10
-            return
-                "\(count) values, \(byteCount) bytes of keys and values; \(hits) hits, \(misses) misses (\(percent)%), "
-                + "\(writes) writes, \(evictions) evictions, \(expirations) expirations"
-        }
-    }
+    /// The statistics of a ``SQLiteStorage``: the value every storage returns.
+    @available(*, deprecated, renamed: "StorageStatistics")
+    public typealias Statistics = StorageStatistics
 }

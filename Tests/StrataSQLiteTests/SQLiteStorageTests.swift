@@ -149,6 +149,8 @@ import Testing
 
         #expect(Set(try storage.keys()) == ["a", "c", "d"])
         #expect(try storage.statistics().evictions == 1)
+        #expect(try storage.statistics().countEvictions == 1)
+        #expect(try storage.statistics().sizeEvictions == 0)
     }
 
     @Test func byteLimitEvictsUntilTheValuesFit() throws {
@@ -160,7 +162,9 @@ import Testing
 
         let statistics = try storage.statistics()
 
-        #expect(statistics.byteCount <= 100)
+        #expect(statistics.totalCost <= 100)
+        #expect(statistics.sizeEvictions == 1)
+        #expect(statistics.countEvictions == 0)
         #expect(Set(try storage.keys()) == ["k1", "k2", "k3"])
     }
 
@@ -233,7 +237,7 @@ import Testing
         let statistics = try storage.statistics()
 
         #expect(statistics.count == 1)
-        #expect(statistics.byteCount == 13)
+        #expect(statistics.totalCost == 13)
         #expect(statistics.hits == 1)
         #expect(statistics.misses == 1)
         #expect(statistics.writes == 1)

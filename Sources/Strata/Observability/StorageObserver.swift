@@ -71,13 +71,21 @@ package final class StorageObserver: Sendable {
     /// Reports what changed since the last snapshot published (counters only grow, so an older
     /// snapshot published late adds nothing), sets the gauges, and logs an eviction storm.
     ///
-    /// - Parameter now: The storage clock's time, in seconds, for the storm window.
-    package func publish(_ snapshot: StorageStatistics, now: Double) {
+    /// - Parameters:
+    ///   - now: The storage clock's time, in seconds, for the storm window.
+    ///   - countsEntries: Whether the snapshot's ``StorageStatistics/count`` and
+    ///     ``StorageStatistics/totalCost`` are the storage's totals, for the gauges; a database
+    ///     storage knows them only when it asks the server, and publishes its counters alone
+    ///     after each operation.
+    package func publish(_ snapshot: StorageStatistics, now: Double, countsEntries: Bool = true) {
         let (delta, sizeChanged) = published.withLock { last -> (StorageStatistics, Bool) in
             var delta = StorageStatistics()
-            let sizeChanged = last.count != snapshot.count || last.totalCost != snapshot.totalCost
-            last.count = snapshot.count
-            last.totalCost = snapshot.totalCost
+            let sizeChanged =
+                countsEntries && (last.count != snapshot.count || last.totalCost != snapshot.totalCost)
+            if countsEntries {
+                last.count = snapshot.count
+                last.totalCost = snapshot.totalCost
+            }
             func advance(_ current: UInt64, _ last: inout UInt64) -> UInt64 {
                 guard current > last else { return 0 }
                 defer { last = current }

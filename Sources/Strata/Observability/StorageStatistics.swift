@@ -1,9 +1,11 @@
 /// A snapshot of what a storage has done since it was created or opened: reads, writes, what it
 /// dropped and why, and what it holds.
 ///
-/// ``MemoryStorage`` and ``DiskStorage`` both return one from `statistics`, so a user without a
-/// metrics backend can still print a hit ratio. The counters are the same figures the storage
-/// reports through ``StorageMetrics`` when metrics are on.
+/// Every storage of the package returns one: ``MemoryStorage`` and ``DiskStorage`` from
+/// `statistics`, `SQLiteStorage` and `PostgresStorage` from `statistics()` (which asks the
+/// database for its totals), so a user without a metrics backend can still print a hit ratio,
+/// the same way for every backend. The counters are the same figures the storage reports through
+/// ``StorageMetrics`` when metrics are on. A figure a backend does not keep stays 0.
 public struct StorageStatistics: Sendable, Hashable, CustomStringConvertible {
     /// Reads that found a live value.
     public var hits: UInt64 = 0
@@ -27,12 +29,24 @@ public struct StorageStatistics: Sendable, Hashable, CustomStringConvertible {
     /// disk): each is logged, stays on disk and is found again by a later read or open. Always 0
     /// for a ``MemoryStorage``; not reported as a metric.
     public var removalFailures: UInt64 = 0
+    /// Reads whose access time could not be recorded (a SQLite database whose write lock another
+    /// connection held past the busy timeout, or a read-only file); each returned its value all
+    /// the same, and the key only looks older to the eviction order. Not reported as a metric.
+    public var recencyWriteFailures: UInt64 = 0
     /// Entries held when the snapshot was taken (a ``MemoryStorage`` counts expired ones until
     /// they are removed).
     public var count = 0
     /// The total cost of the entries held when the snapshot was taken: for a ``DiskStorage``,
-    /// the bytes its value files take, headers included.
+    /// the bytes its value files take, headers included; for a database, the bytes of its keys
+    /// and values.
     public var totalCost = 0
+
+    /// The bytes of keys and values a database holds: ``totalCost``.
+    @available(*, deprecated, renamed: "totalCost")
+    public var byteCount: Int {
+        get { totalCost }
+        set { totalCost = newValue }
+    }
 
     /// Creates an empty snapshot.
     public init() {}
