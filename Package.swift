@@ -12,6 +12,10 @@ let package = Package(
         .library(name: "StrataObjects", targets: ["StrataObjects"]),
         .library(name: "StrataSQLite", targets: ["StrataSQLite"]),
         .library(name: "StrataPostgres", targets: ["StrataPostgres"]),
+        // The object store's database backends, apart so that a key-value user of SQLite or
+        // PostgreSQL does not build the object store.
+        .library(name: "StrataSQLiteObjects", targets: ["StrataSQLiteObjects"]),
+        .library(name: "StrataPostgresObjects", targets: ["StrataPostgresObjects"]),
         .library(name: "StrataServiceLifecycle", targets: ["StrataServiceLifecycle"]),
         .library(name: "StrataTracing", targets: ["StrataTracing"]),
         // The framework adapters. Each is built only with its trait, on by default; a package
@@ -97,13 +101,26 @@ let package = Package(
         ),
         .target(
             name: "StrataSQLite",
-            dependencies: ["Strata", "StrataObjects", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["Strata", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .target(
+            name: "StrataSQLiteObjects",
+            dependencies: ["Strata", "StrataSQLite", "StrataObjects", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .target(
+            name: "StrataPostgresObjects",
+            dependencies: [
+                "Strata",
+                "StrataPostgres",
+                "StrataObjects",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .target(
             name: "StrataPostgres",
             dependencies: [
                 "Strata",
-                "StrataObjects",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -208,14 +225,15 @@ let package = Package(
         .testTarget(
             name: "StrataObjectsTests",
             dependencies: [
-                "Strata", "StrataObjects", "StrataSQLite", "StrataTesting", "StrataTestSupport", "StrataCommandLine",
+                "Strata", "StrataObjects", "StrataSQLite", "StrataSQLiteObjects", "StrataTesting", "StrataTestSupport",
+                "StrataCommandLine",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
             name: "StrataSQLiteTests",
             dependencies: [
-                "Strata", "StrataSQLite", "StrataObjects", "StrataTesting", "StrataTestSupport",
+                "Strata", "StrataSQLite", "StrataSQLiteObjects", "StrataObjects", "StrataTesting", "StrataTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
@@ -223,7 +241,8 @@ let package = Package(
         .testTarget(
             name: "StrataPostgresTests",
             dependencies: [
-                "Strata", "StrataPostgres", "StrataObjects", "StrataTesting", "StrataTestSupport", "StrataCommandLine",
+                "Strata", "StrataPostgres", "StrataPostgresObjects", "StrataObjects", "StrataTesting",
+                "StrataTestSupport", "StrataCommandLine",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -96,6 +96,7 @@ step "Building the documentation (any DocC warning fails the run)"
 # One catalog per documented module; a broken ``symbol`` link, an undocumented parameter or a
 # missing page is a warning, and --warnings-as-errors makes it fail.
 for target in Strata StrataTesting StrataHTTP StrataAsyncHTTPClient StrataObjects StrataSQLite StrataPostgres \
+    StrataSQLiteObjects StrataPostgresObjects \
     StrataServiceLifecycle StrataTracing StrataHummingbird StrataVapor; do
     swift package generate-documentation --target "$target" --warnings-as-errors 2>&1 | tee "$log_dir/docs-$target.log"
     if [ "${PIPESTATUS[0]}" -ne 0 ]; then

@@ -7,7 +7,7 @@ public import Strata
 extension PostgresStorage {
     // MARK: Configuration
 
-    static func isValidTableName(_ name: String) -> Bool {
+    package static func isValidTableName(_ name: String) -> Bool {
         guard let first = name.utf8.first, name.utf8.count <= 48 else { return false }
         let isLetter = { (byte: UInt8) in
             (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || byte == UInt8(ascii: "_")

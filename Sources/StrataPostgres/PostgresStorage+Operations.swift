@@ -1,7 +1,7 @@
 import Foundation
 import NIOCore
-import PostgresNIO
-import Strata
+package import PostgresNIO
+package import Strata
 import Synchronization
 
 extension PostgresStorage {
@@ -10,7 +10,7 @@ extension PostgresStorage {
     /// Runs `operation` on a pooled connection within ``Options/operationTimeout``, turning every
     /// failure into a `StorageError`.
     @discardableResult
-    func perform<Value: Sendable>(
+    package func perform<Value: Sendable>(
         _ action: String,
         key: String?,
         _ operation: @escaping @Sendable (PostgresConnection) async throws -> Value

@@ -1,5 +1,5 @@
 package import Foundation
-import Logging
+package import Logging
 import NIOCore
 public import PostgresNIO
 public import Strata
@@ -53,7 +53,7 @@ public final class PostgresStorage: Sendable {
     let name = "PostgresStorage"
     let table: String
     let server: String
-    static let logger = Logger(label: "Strata.PostgresStorage", factory: { _ in SwiftLogNoOpLogHandler() })
+    package static let logger = Logger(label: "Strata.PostgresStorage", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// Connects to the server at `url` (`postgres://user[:password]@host[:port]/database`) and
     /// creates the table when it is missing.

@@ -46,7 +46,7 @@ extension SQLiteStorage {
         /// While suspended, reads still answer and writes fail with `StorageError.Code.io`
         /// saying so.
         public var observesSuspensionNotifications = false
-        /// Where to report hits, misses, writes, evictions and, when ``SQLiteStorage/statistics()``
+        /// Where to report hits, misses, writes, evictions and, when `SQLiteStorage.statistics()`
         /// reads them, the entries and bytes held; `nil` (the default) reports nothing. The
         /// figures are those of `MemoryStorage` and `DiskStorage`, under the same names.
         public var metrics: StorageMetrics?

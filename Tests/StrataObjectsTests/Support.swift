@@ -2,6 +2,7 @@ import Foundation
 import Strata
 import StrataObjects
 import StrataSQLite
+import StrataSQLiteObjects
 import Testing
 
 /// A note: the object most tests store.

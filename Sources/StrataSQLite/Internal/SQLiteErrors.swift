@@ -1,11 +1,11 @@
 import GRDB
-import Strata
+package import Strata
 
 /// How the SQLite storages turn GRDB's errors into `StorageError`s, shared by ``SQLiteStorage`` and
-/// ``SQLiteObjectBackend`` so both report a damaged file, a lock and a closed handle alike.
-enum SQLiteErrors {
+/// `SQLiteObjectBackend` so both report a damaged file, a lock and a closed handle alike.
+package enum SQLiteErrors {
     /// The error of opening the file at `path`.
-    static func opening(_ error: any Error, path: String, storage: String) -> StorageError {
+    package static func opening(_ error: any Error, path: String, storage: String) -> StorageError {
         if let error = error as? StorageError { return error }
         if let error = error as? DatabaseError,
             [.SQLITE_NOTADB, .SQLITE_CORRUPT].contains(error.resultCode)
@@ -22,7 +22,7 @@ enum SQLiteErrors {
 
     /// The error of an operation on an open file: `closed` after `close()`, `corrupted` for a
     /// damaged file, `timedOut` for a lock held too long, else `io`.
-    static func operation(
+    package static func operation(
         _ error: any Error,
         key: String?,
         message: String,

@@ -6,6 +6,7 @@ import Synchronization
 import Testing
 
 @testable import StrataPostgres
+@testable import StrataPostgresObjects
 
 /// A note with indexed properties.
 struct IndexedNote: Codable, Identifiable, Sendable, Hashable {

@@ -3,6 +3,7 @@ import GRDB
 import Strata
 import StrataObjects
 import StrataSQLite
+import StrataSQLiteObjects
 import StrataTestSupport
 import Synchronization
 import Testing

@@ -1,6 +1,7 @@
 import Foundation
 import StrataObjects
 import StrataSQLite
+import StrataSQLiteObjects
 import Testing
 
 // The README's indexed SQLite object store blocks, between `// README: name` and `// README end`;

@@ -4,6 +4,7 @@ import NIOCore
 import PostgresNIO
 public import Strata
 public import StrataObjects
+public import StrataPostgres
 
 /// An object store backend in a PostgreSQL table: each record in a `JSONB` column, attachments
 /// as `BYTEA`, and index values kept beside each record so an `IndexQuery` is answered by SQL.
@@ -18,7 +19,7 @@ public import StrataObjects
 /// let notes = ObjectStore<Note>(backend: backend)
 /// ```
 ///
-/// The backend borrows the ``PostgresStorage``'s pool, time limits and error handling: close the
+/// The backend borrows the `PostgresStorage`'s pool, time limits and error handling: close the
 /// storage when done. Its tables are `<table> (key BYTEA PRIMARY KEY, data JSONB, indexes JSONB)`,
 /// `<table>_attachments` and `<table>_indexes` (the names of the indexes filled). Keys, records, attachment names and query values reach the server
 /// only as bound parameters. PostgreSQL normalizes `JSONB` (key order, spacing), so a record reads

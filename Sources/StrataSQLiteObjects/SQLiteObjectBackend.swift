@@ -2,6 +2,7 @@ public import Foundation
 import GRDB
 public import Strata
 public import StrataObjects
+import StrataSQLite
 import Synchronization
 
 /// An object store backend in one SQLite file (WAL mode): a table of records, a table of
@@ -29,7 +30,7 @@ import Synchronization
 /// values before it next answers a query on it (and when it opens the file), so every version's
 /// queries stay right. ``dropUndeclaredIndexes()`` removes indexes that no version uses any more.
 /// Keys and values reach SQL only as bound parameters; keys are stored NFC-normalized, as
-/// ``SQLiteStorage`` stores them.
+/// `SQLiteStorage` stores them.
 ///
 /// Reads run concurrently on GRDB's pool of readers and writes are serialized on its writer, off
 /// the calling task's thread. Any task may use it, and several processes may share a file, each
