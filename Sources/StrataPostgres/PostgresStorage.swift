@@ -82,7 +82,7 @@ public final class PostgresStorage: Sendable {
         let instanceName = "strata-\(UUID().uuidString.lowercased())"
         var configuration = configuration
         configuration.options.connectTimeout = options.connectTimeout
-        configuration.options.maximumConnections = max(1, options.maximumConnections)
+        configuration.options.maximumConnections = max(1, options.maximumConnectionCount)
         configuration.options.additionalStartupParameters.append(("application_name", instanceName))
         self.configuration = configuration
         self.options = options
@@ -173,7 +173,7 @@ public final class PostgresStorage: Sendable {
     ///
     /// The storage never runs, stops or closes `client`; ``close()`` waits for its own operations
     /// only. PostgresNIO has the client's settings; ``Options/connectTimeout`` and
-    /// ``Options/maximumConnections`` do not apply. A ``SharedCache`` over this storage cannot
+    /// ``Options/maximumConnectionCount`` do not apply. A ``SharedCache`` over this storage cannot
     /// tell its own changes from other processes' (its connections do not carry
     /// ``instanceName``): its memory drops a key after each of its own writes too, which costs a
     /// read and loses nothing.

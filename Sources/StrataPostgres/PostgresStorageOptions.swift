@@ -29,7 +29,14 @@ extension PostgresStorage {
         /// How long opening one connection may take. Five seconds by default.
         public var connectTimeout: Duration = .seconds(5)
         /// The most connections the pool opens. Twenty by default.
-        public var maximumConnections = 20
+        public var maximumConnectionCount = 20
+
+        /// The most connections the pool opens.
+        @available(*, deprecated, renamed: "maximumConnectionCount")
+        public var maximumConnections: Int {
+            get { maximumConnectionCount }
+            set { maximumConnectionCount = newValue }
+        }
         /// The time source for expiry times. Every process sharing a table should have clocks that
         /// agree, as expiry times are written by the writer's clock and compared with the reader's.
         public var clock: any StorageClock = SystemClock()

@@ -60,13 +60,13 @@ public final class SharedCache: Sendable {
         storage: PostgresStorage,
         onInvalidation: (@Sendable (Invalidation) -> Void)? = nil
     ) async throws(StorageError) {
-        guard storage.options.maximumConnections >= 2 else {
+        guard storage.options.maximumConnectionCount >= 2 else {
             throw StorageError(
                 .invalidConfiguration,
                 storage: "SharedCache",
-                message: "a SharedCache needs a storage with maximumConnections of at least 2 (one listens for "
+                message: "a SharedCache needs a storage with maximumConnectionCount of at least 2 (one listens for "
                     + "other processes' changes, the others read and write); this one allows "
-                    + "\(storage.options.maximumConnections)"
+                    + "\(storage.options.maximumConnectionCount)"
             )
         }
         self.memory = memory

@@ -418,7 +418,7 @@ private func text(_ data: Data) -> String {
     /// Answers `status` with `headers` to every request, counting them.
     private func attempts(status: Int, headers: [(String, String)] = []) async throws -> (Int, StorageError?) {
         try await HTTPFixture.run(routes: ["/a": { _ in .status(status, headers: headers) }]) { http in
-            let provider = http.source().retrying(maxAttempts: 3, backoff: Backoff(initial: .milliseconds(1)))
+            let provider = http.source().retrying(maximumAttemptCount: 3, backoff: Backoff(initial: .milliseconds(1)))
             let error = await #expect(throws: StorageError.self) { try await provider.value(for: http.url("/a")) }
             return (http.server.hits("/a"), error)
         }
@@ -455,7 +455,7 @@ private func text(_ data: Data) -> String {
 
         let (hits, error) = try await HTTPFixture.run(routes: ["/a": route]) { http in
             let provider = http.source(maximumBodyByteCount: 1024).cache(in: records)
-                .retrying(maxAttempts: 3, backoff: Backoff(initial: .milliseconds(1)))
+                .retrying(maximumAttemptCount: 3, backoff: Backoff(initial: .milliseconds(1)))
             let error = await #expect(throws: StorageError.self) { try await provider.value(for: http.url("/a")) }
             return (http.server.hits("/a"), error)
         }

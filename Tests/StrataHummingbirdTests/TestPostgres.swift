@@ -11,7 +11,7 @@ enum TestPostgres {
         let url = try PostgresTestEnvironment.url()
         var options = PostgresStorage.Options(table: table ?? PostgresTestEnvironment.uniqueTable())
         options.operationTimeout = .seconds(20)
-        options.maximumConnections = 4
+        options.maximumConnectionCount = 4
         return try await PostgresStorage(url: url, options: options)
     }
 

@@ -115,13 +115,13 @@ import Testing
     }
 
     @Test func aStorageWithOneConnectionIsRefusedSayingWhyInsteadOfTimingOut() async throws {
-        let storage = try await PostgresTestServer.storage { $0.maximumConnections = 1 }
+        let storage = try await PostgresTestServer.storage { $0.maximumConnectionCount = 1 }
         let started = ContinuousClock.now
 
         let error = await #expect(throws: StorageError.self) { try await storage.sharedCache() }
 
         #expect(error?.code == .invalidConfiguration)
-        #expect(error?.message.contains("maximumConnections of at least 2") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("maximumConnectionCount of at least 2") == true, "\(String(describing: error))")
         #expect(ContinuousClock.now - started < storage.options.operationTimeout, "refused, not timed out")
         await PostgresTestServer.dispose(storage)
     }

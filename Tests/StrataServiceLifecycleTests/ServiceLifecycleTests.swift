@@ -23,7 +23,7 @@ import Testing
     static func options(table: String) -> PostgresStorage.Options {
         var options = PostgresStorage.Options(table: table)
         options.operationTimeout = .seconds(20)
-        options.maximumConnections = 4
+        options.maximumConnectionCount = 4
         return options
     }
 

@@ -34,7 +34,7 @@ public struct Backoff: Sendable, Hashable {
 }
 
 /// An error that knows whether trying again may succeed: ``StorageError/isTransient`` and
-/// ``AsyncProvider/retrying(maxAttempts:backoff:when:)`` ask it when it is a
+/// ``AsyncProvider/retrying(maximumAttemptCount:backoff:when:)`` ask it when it is a
 /// ``StorageError/underlying`` error, as StrataHTTP's status errors are.
 public protocol RetryAdvice: Error {
     /// Whether the same request may succeed later: a server error or a rate limit, not a
@@ -57,7 +57,7 @@ extension StorageError {
 
 /// A provider that tries its base again after a failure, waiting longer each time.
 ///
-/// Created by ``AsyncProvider/retrying(maxAttempts:backoff:when:)``. Cancellation is never
+/// Created by ``AsyncProvider/retrying(maximumAttemptCount:backoff:when:)``. Cancellation is never
 /// retried and stops a wait at once. When the failure's ``StorageError/underlying`` error is a
 /// ``RetryAdvice`` with a ``RetryAdvice/retryAfter`` (an HTTP `Retry-After`), the wait is at least
 /// that long, and a failure that asks for more than ``Backoff/maximum`` is not retried. Any task
@@ -70,7 +70,7 @@ public struct RetryingProvider<Base: AsyncProvider>: AsyncProvider {
 
     let base: Base
     /// The most attempts made for one request, the first included.
-    public let maxAttempts: Int
+    public let maximumAttemptCount: Int
     /// The waits between attempts.
     public let backoff: Backoff
     let shouldRetry: @Sendable (StorageError) -> Bool
@@ -95,7 +95,7 @@ public struct RetryingProvider<Base: AsyncProvider>: AsyncProvider {
             do throws(StorageError) {
                 return try await attemptOnce()
             } catch {
-                guard attempt < maxAttempts, error.code != .cancelled, shouldRetry(error) else { throw error }
+                guard attempt < maximumAttemptCount, error.code != .cancelled, shouldRetry(error) else { throw error }
                 var delay = backoff.delay(afterAttempt: attempt, random: Double.random(in: 0..<1))
                 if let asked = (error.underlying as? any RetryAdvice)?.retryAfter {
                     // A source that asks for a longer wait than the backoff ever waits is not
@@ -120,21 +120,43 @@ public struct RetryingProvider<Base: AsyncProvider>: AsyncProvider {
 }
 
 extension AsyncProvider {
-    /// Returns a provider that retries failed requests up to `maxAttempts` attempts in all.
+    /// Returns a provider that retries failed requests up to `maximumAttemptCount` attempts in
+    /// all.
     ///
     /// - Parameters:
-    ///   - maxAttempts: The most attempts in all, the first included; at least 1.
+    ///   - maximumAttemptCount: The most attempts in all, the first included; at least 1.
     ///   - backoff: How long to wait before each retry.
     ///   - shouldRetry: Which failures to retry; by default those that
     ///     ``StorageError/isTransient`` says may pass (a time-out, a source that could not be
     ///     reached or answered 5xx, 408 or 429), never cancellation.
-    /// - Precondition: `maxAttempts` is at least 1.
+    /// - Precondition: `maximumAttemptCount` is at least 1.
     public func retrying(
-        maxAttempts: Int = 3,
+        maximumAttemptCount: Int = 3,
         backoff: Backoff = .default,
         when shouldRetry: @escaping @Sendable (StorageError) -> Bool = { $0.isTransient }
     ) -> RetryingProvider<Self> {
-        precondition(maxAttempts >= 1, "maxAttempts must be at least 1, got \(maxAttempts)")
-        return RetryingProvider(base: self, maxAttempts: maxAttempts, backoff: backoff, shouldRetry: shouldRetry)
+        precondition(maximumAttemptCount >= 1, "maximumAttemptCount must be at least 1, got \(maximumAttemptCount)")
+        return RetryingProvider(
+            base: self,
+            maximumAttemptCount: maximumAttemptCount,
+            backoff: backoff,
+            shouldRetry: shouldRetry
+        )
     }
+
+    /// Returns a provider that retries failed requests up to `maxAttempts` attempts in all.
+    @available(*, deprecated, renamed: "retrying(maximumAttemptCount:backoff:when:)")
+    public func retrying(
+        maxAttempts: Int,
+        backoff: Backoff = .default,
+        when shouldRetry: @escaping @Sendable (StorageError) -> Bool = { $0.isTransient }
+    ) -> RetryingProvider<Self> {
+        retrying(maximumAttemptCount: maxAttempts, backoff: backoff, when: shouldRetry)
+    }
+}
+
+extension RetryingProvider {
+    /// The most attempts made for one request, the first included.
+    @available(*, deprecated, renamed: "maximumAttemptCount")
+    public var maxAttempts: Int { maximumAttemptCount }
 }

@@ -11,14 +11,14 @@ public struct TimeoutProvider<Base: AsyncProvider>: AsyncProvider {
 
     let base: Base
     /// The longest a request may take.
-    public let limit: Duration
+    public let timeLimit: Duration
     /// Sleeps for a duration on the clock the limit is measured on; `nil` for the continuous
     /// clock, which a Dispatch timer measures instead (see `Deadline`).
     let sleep: (@Sendable (Duration) async throws -> Void)?
 
     /// Returns the value for `id`, or throws why there is none.
     public func value(for id: ID) async throws(StorageError) -> Value {
-        let (base, limit) = (base, limit)
+        let (base, limit) = (base, timeLimit)
         let operation = { @Sendable () async throws(StorageError) -> Value in try await base.value(for: id) }
         let outcome =
             if let sleep {
@@ -41,7 +41,13 @@ extension AsyncProvider {
     /// Returns a provider whose requests fail with ``StorageError/Code/timedOut`` after `limit`,
     /// measured on `clock` (the continuous clock unless a test injects its own).
     public func timeout(_ limit: Duration, clock: some Clock<Duration> = ContinuousClock()) -> TimeoutProvider<Self> {
-        if clock is ContinuousClock { return TimeoutProvider(base: self, limit: limit, sleep: nil) }
-        return TimeoutProvider(base: self, limit: limit, sleep: { try await clock.sleep(for: $0) })
+        if clock is ContinuousClock { return TimeoutProvider(base: self, timeLimit: limit, sleep: nil) }
+        return TimeoutProvider(base: self, timeLimit: limit, sleep: { try await clock.sleep(for: $0) })
     }
+}
+
+extension TimeoutProvider {
+    /// The longest a request may take.
+    @available(*, deprecated, renamed: "timeLimit")
+    public var limit: Duration { timeLimit }
 }

@@ -22,7 +22,7 @@ func readmeProviderChain(folder: URL, id: ImageID) async throws {
             }
             return data
         }
-        .retrying(maxAttempts: 3)  // exponential backoff with jitter
+        .retrying(maximumAttemptCount: 3)  // exponential backoff with jitter
         .cache(try DiskStorage(url: folder).mapKeys { (id: ImageID) in id.name })  // survives a restart
         .cache(MemoryStorage<ImageID, Data>())  // or WeakObjectCache: objects in use are free
         .coordinated()  // one download per image at a time

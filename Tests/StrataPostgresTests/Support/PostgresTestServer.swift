@@ -27,7 +27,7 @@ enum PostgresTestServer {
         let url = try url()
         var options = PostgresStorage.Options(table: table)
         options.operationTimeout = .seconds(20)
-        options.maximumConnections = 6
+        options.maximumConnectionCount = 6
         configure(&options)
         do {
             return try await PostgresStorage(url: url, options: options)

@@ -237,15 +237,15 @@ import Testing
         #expect(error?.underlying is Refused)
     }
 
-    @Test func mappedRetriedAndThrottledProvidersPassABatchDownInOneCall() async throws {
+    @Test func mappedRetriedAndConcurrencyLimitedProvidersPassABatchDownInOneCall() async throws {
         let probe = SourceProbe(failing: 1)
         let provider = try BatchProvider { ids in try await probe.fetchMany(ids) }
             .retrying(
-                maxAttempts: 2,
+                maximumAttemptCount: 2,
                 backoff: .init(initial: .milliseconds(1), maximum: .milliseconds(1)),
                 when: { _ in true }
             )
-            .concurrent(limit: 1)
+            .concurrent(maximumRequestCount: 1)
             .mapID { (number: Int) in "n\(number)" }
             .mapValue { value, number in "\(number): \(value)" }
 

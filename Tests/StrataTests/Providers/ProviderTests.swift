@@ -370,7 +370,7 @@ func eventually(attempts: Int = 100_000, _ condition: () -> Bool) async -> Bool 
     return condition()
 }
 
-@Suite struct ThrottledProviderTests {
+@Suite struct ConcurrentProviderTests {
     @Test func serializedPassesOneRequestAtATime() async throws {
         let probe = SourceProbe()
         let provider = Provider { (id: String) in try await probe.fetch(id) }.serialized()
@@ -388,7 +388,7 @@ func eventually(attempts: Int = 100_000, _ condition: () -> Bool) async -> Bool 
 
     @Test func concurrentLimitCapsRequestsInFlight() async throws {
         let probe = SourceProbe(held: true)
-        let provider = Provider { (id: String) in try await probe.fetch(id) }.concurrent(limit: 3)
+        let provider = Provider { (id: String) in try await probe.fetch(id) }.concurrent(maximumRequestCount: 3)
 
         try await withThrowingTaskGroup(of: String.self) { group in
             for index in 0..<12 {
@@ -410,7 +410,7 @@ func eventually(attempts: Int = 100_000, _ condition: () -> Bool) async -> Bool 
     @Test func retriesUntilTheSourceSucceeds() async throws {
         let probe = SourceProbe(failing: 2)
         let provider = Provider { (id: String) in try await probe.fetch(id) }
-            .retrying(maxAttempts: 3, backoff: Backoff(initial: .milliseconds(1)))
+            .retrying(maximumAttemptCount: 3, backoff: Backoff(initial: .milliseconds(1)))
 
         let value = try await provider.value(for: "a")
 
@@ -421,7 +421,7 @@ func eventually(attempts: Int = 100_000, _ condition: () -> Bool) async -> Bool 
     @Test func givesUpAfterMaxAttemptsWithTheLastError() async throws {
         let probe = SourceProbe(failing: 10)
         let provider = Provider { (id: String) in try await probe.fetch(id) }
-            .retrying(maxAttempts: 4, backoff: Backoff(initial: .milliseconds(1)))
+            .retrying(maximumAttemptCount: 4, backoff: Backoff(initial: .milliseconds(1)))
 
         let error = await #expect(throws: StorageError.self) { try await provider.value(for: "a") }
 
@@ -433,7 +433,7 @@ func eventually(attempts: Int = 100_000, _ condition: () -> Bool) async -> Bool 
         let probe = SourceProbe()
         let provider = Provider { (id: String) in try await probe.fetch(id) }
             .mapValue { _, _ -> Int in throw CodecError(message: "bad") }
-            .retrying(maxAttempts: 5, backoff: Backoff(initial: .milliseconds(1)))
+            .retrying(maximumAttemptCount: 5, backoff: Backoff(initial: .milliseconds(1)))
 
         await #expect(throws: StorageError.self) { try await provider.value(for: "a") }
 
@@ -472,7 +472,7 @@ func eventually(attempts: Int = 100_000, _ condition: () -> Bool) async -> Bool 
     }
 }
 
-@Suite struct RevalidatingProviderTests {
+@Suite struct RefreshingCachedProviderTests {
     @Test func servesAStaleValueAtOnceAndRefreshesItInTheBackground() async throws {
         let clock = ManualClock()
         let counter = LockedState(0)

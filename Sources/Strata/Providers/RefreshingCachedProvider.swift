@@ -11,7 +11,7 @@ public import Logging
 /// fetch is cancelled), so a source that never answers cannot block the later refreshes of its
 /// ID; ``cancelRefreshes()`` gives up every one at once. A miss fetches in the request, like any
 /// cache. Any task may use it.
-public final class RevalidatingProvider<Base: AsyncProvider, Cache: Storage>: AsyncProvider, Sendable
+public final class RefreshingCachedProvider<Base: AsyncProvider, Cache: Storage>: AsyncProvider, Sendable
 where Cache.Key == Base.ID, Cache.Value == TimestampedValue<Base.Value>, Base.ID: Hashable {
     /// The type that names a value.
     public typealias ID = Base.ID
@@ -90,7 +90,7 @@ where Cache.Key == Base.ID, Cache.Value == TimestampedValue<Base.Value>, Base.ID
                         StorageError(
                             .timedOut,
                             key: id,
-                            storage: "RevalidatingProvider",
+                            storage: "RefreshingCachedProvider",
                             message: "the background refresh took longer than \(limit) and was given up; "
                                 + "the stored value is kept"
                         )
@@ -135,14 +135,20 @@ extension AsyncProvider where ID: Hashable {
         clock: any StorageClock = SystemClock(),
         reporting report: @escaping @Sendable (StorageError) -> Void = { _ in },
         logger: Logger? = nil
-    ) -> RevalidatingProvider<Self, S> {
-        RevalidatingProvider(
+    ) -> RefreshingCachedProvider<Self, S> {
+        RefreshingCachedProvider(
             base: self,
             cache: storage,
             refreshAge: age,
             refreshTimeLimit: refreshTimeLimit,
             clock: clock,
-            report: loggingReports(report, to: logger, as: "RevalidatingProvider")
+            report: loggingReports(report, to: logger, as: "RefreshingCachedProvider")
         )
     }
 }
+
+/// The provider ``AsyncProvider/cache(_:refreshingAfter:refreshTimeLimit:clock:reporting:logger:)``
+/// returns, under its old name.
+@available(*, deprecated, renamed: "RefreshingCachedProvider")
+public typealias RevalidatingProvider<Base: AsyncProvider, Cache: Storage> = RefreshingCachedProvider<Base, Cache>
+where Cache.Key == Base.ID, Cache.Value == TimestampedValue<Base.Value>, Base.ID: Hashable
