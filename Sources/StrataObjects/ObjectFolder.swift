@@ -292,7 +292,7 @@ public final class ObjectFolder: ObjectStoreBackend {
                 let folder = "\(firstPath)/\(second)"
                 for name in try folderNames(folder) {
                     if name.hasPrefix(TemporaryFiles.prefix) {
-                        removeAbandonedTemporaryFile(name, in: folder)
+                        TemporaryFiles.removeIfAbandoned(name, in: folder)
                         continue
                     }
                     guard name.hasSuffix(".json"), !name.hasPrefix("."),
@@ -319,12 +319,6 @@ public final class ObjectFolder: ObjectStoreBackend {
                 underlying: error
             )
         }
-    }
-
-    /// Removes a temporary file left by a process that died mid-write (see `TemporaryFiles`).
-    private func removeAbandonedTemporaryFile(_ name: String, in folder: String) {
-        guard TemporaryFiles.isAbandoned(name) == true else { return }
-        _ = try? SystemCalls.remove("\(folder)/\(name)")
     }
 
     // MARK: - Files

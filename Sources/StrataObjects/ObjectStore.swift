@@ -99,7 +99,8 @@ where Object.ID: Codable & Sendable {
     }
 
     let state = LockedState(State())
-    private let stripes: [AsyncMutex] = (0..<64).map { _ in AsyncMutex() }
+    /// Serialises the writes to each key, across their awaits.
+    private let writes = WriteGate()
     private let loading = AsyncMutex()
 
     /// Creates a store over `backend`.
@@ -436,12 +437,7 @@ where Object.ID: Codable & Sendable {
         for key: String,
         _ body: () async throws(StorageError) -> Result
     ) async throws(StorageError) -> Result {
-        var hasher = Hasher()
-        hasher.combine(key)
-        let mutex = stripes[Int(UInt(bitPattern: hasher.finalize()) % UInt(stripes.count))]
-        await mutex.lock()
-        defer { mutex.unlock() }
-        return try await body()
+        try await writes.write(writes.stripe(for: key), body)
     }
 
     /// Records a write in the loaded copy (or in the changes a load in progress must apply).

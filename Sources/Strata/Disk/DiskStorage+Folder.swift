@@ -139,7 +139,7 @@ extension DiskStorage {
             defer { close(descriptor) }
             for file in names {
                 if file.hasPrefix(TemporaryFiles.prefix) {
-                    if removingStaleTemporaryFiles { removeStaleTemporaryFile(folder + "/" + file) }
+                    if removingStaleTemporaryFiles { removeStaleTemporaryFile(file, in: folder) }
                 } else if isRecordName(file) {
                     try body(folder + "/" + file, descriptor, file)
                 }
@@ -160,23 +160,18 @@ extension DiskStorage {
         }
     }
 
-    /// Removes a temporary file left by a process that no longer runs (one that crashed
-    /// mid-write); another live process's file is left alone.
-    func removeStaleTemporaryFile(_ relativePath: String) {
-        let name = String(relativePath.split(separator: "/").last ?? "")
-        guard TemporaryFiles.isAbandoned(name) ?? true else { return }
-        _ = try? SystemCalls.remove(absolutePath(relativePath))
+    /// Removes a temporary file that `folder` (relative) holds and a process that no longer runs
+    /// left (one that crashed mid-write); another live process's file is left alone.
+    func removeStaleTemporaryFile(_ name: String, in folder: String) {
+        TemporaryFiles.removeIfAbandoned(name, in: absolutePath(folder))
     }
 
     /// Removes the temporary manifests and index snapshots at the root that processes which no
     /// longer run left (one killed between writing the file and renaming it).
     private static func removeStaleTemporaryManifests(root: String) throws(SystemCallError) {
-        for name in try SystemCalls.contents(of: root) ?? []
-        where TemporaryFiles.isAbandoned(name, tag: "manifest") == true
-            || TemporaryFiles.isAbandoned(name, tag: "index") == true
-        {
-            // One that cannot be removed (a read-only folder) does no harm: opening ignores it.
-            _ = try? SystemCalls.remove(root + "/" + name)
+        for name in try SystemCalls.contents(of: root) ?? [] {
+            TemporaryFiles.removeIfAbandoned(name, in: root, tag: "manifest")
+            TemporaryFiles.removeIfAbandoned(name, in: root, tag: "index")
         }
     }
 

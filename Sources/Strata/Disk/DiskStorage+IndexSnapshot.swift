@@ -246,7 +246,7 @@ extension DiskStorage {
         var read = 0
         for (number, folder) in DiskLayout.flat.folders.enumerated() {
             guard let listing = listings[number] else { continue }
-            for name in listing.temporaryFiles { removeStaleTemporaryFile(folder + "/" + name) }
+            for name in listing.temporaryFiles { removeStaleTemporaryFile(name, in: folder) }
             if snapshot.matches(folder: number, modified: listing.modified, listing: listing.entries),
                 let files = snapshot.folders[number]?.files
             {

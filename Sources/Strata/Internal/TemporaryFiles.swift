@@ -49,4 +49,13 @@ package enum TemporaryFiles {
         }
         return !SystemCalls.processExists(pid)
     }
+
+    /// Removes `name` from `folder` when it is a temporary file (of `tag`, if given) whose writer
+    /// no longer runs. A name that is not Strata's (perhaps a later version's, still writing) and
+    /// the file of a live process stay. One that cannot be removed (a read-only folder) does no
+    /// harm: readers never take a temporary file for a record.
+    package static func removeIfAbandoned(_ name: String, in folder: String, tag: String? = nil) {
+        guard isAbandoned(name, tag: tag) == true else { return }
+        _ = try? SystemCalls.remove(folder + "/" + name)
+    }
 }

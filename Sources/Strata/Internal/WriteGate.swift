@@ -7,10 +7,13 @@ import Synchronization
 /// before releasing it. A reader notes the generation *before* it reads the front; it backfills
 /// only while holding the stripe's mutex and only if the generation has not moved, so a value
 /// read from the back before a write finished can never land in the front after that write.
+///
+/// It is also the one way writes to a key are serialised across awaits (`ObjectStore`'s writes
+/// take a stripe each), without a lock of its own per key.
 @usableFromInline
-final class WriteGate: Sendable {
+package final class WriteGate: Sendable {
     @usableFromInline
-    final class Stripe: Sendable {
+    package final class Stripe: Sendable {
         let generation = Atomic<UInt64>(0)
         let mutex = AsyncMutex()
 
@@ -21,12 +24,12 @@ final class WriteGate: Sendable {
     @usableFromInline let stripes: [Stripe]
 
     @usableFromInline
-    init(stripeCount: Int = 64) {
+    package init(stripeCount: Int = 64) {
         stripes = (0..<stripeCount).map { _ in Stripe() }
     }
 
     @usableFromInline
-    func stripe<Key: Hashable>(for key: Key) -> Stripe {
+    package func stripe<Key: Hashable>(for key: Key) -> Stripe {
         let hash = UInt(bitPattern: key.hashValue)
         return stripes[Int(hash % UInt(stripes.count))]
     }
@@ -39,7 +42,7 @@ final class WriteGate: Sendable {
 
     /// Runs a write to `stripe`'s keys with its mutex held, then bumps the generation.
     @usableFromInline
-    func write<Result>(
+    package func write<Result>(
         _ stripe: Stripe,
         _ body: () async throws(StorageError) -> Result
     ) async throws(StorageError) -> Result {

@@ -44,4 +44,22 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: earlierManifest.path))
         #expect(FileManager.default.fileExists(atPath: mine.path), "a file this process may still be writing")
     }
+
+    @Test func aTemporaryNameThatIsNotStratasStaysInTheDiskAndTheObjectFolderAlike() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let storage = try DiskStorage(url: folder.url)
+        try storage.set(Data("v".utf8), forKey: "k")
+        let shard = URL(fileURLWithPath: folder.path + "/" + relativePath(forKey: "k")).deletingLastPathComponent()
+        let foreign = shard.appendingPathComponent(".tmp-written-by-a-later-version")
+        let dead = shard.appendingPathComponent(".tmp-\(Self.dead)-\(Self.other)-1")
+        for file in [foreign, dead] { try Data("x".utf8).write(to: file) }
+
+        let reopened = try DiskStorage(url: folder.url)
+        TemporaryFiles.removeIfAbandoned(foreign.lastPathComponent, in: shard.path)
+
+        #expect(try reopened.value(forKey: "k") == Data("v".utf8))
+        #expect(FileManager.default.fileExists(atPath: foreign.path), "a file Strata cannot tell is its own")
+        #expect(!FileManager.default.fileExists(atPath: dead.path), "a dead process's file")
+    }
 }
