@@ -57,6 +57,7 @@ let package = Package(
         .target(
             name: "Strata",
             dependencies: [
+                "_StrataInternals",
                 "CStrata",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -66,21 +67,26 @@ let package = Package(
         // checksum), cache prefetches (the eviction policies' batches of reads) and reads that never
         // wait for the disk (openat2 with RESOLVE_CACHED, preadv2 with RWF_NOWAIT).
         .target(name: "CStrata"),
+        // What the modules share and users never see, all of it `package`: system calls, locks,
+        // the I/O threads, deadlines, checksums and hashes, temporary-file names. Not a product;
+        // a module that uses it says so here.
+        .target(name: "_StrataInternals", dependencies: ["CStrata"]),
         .target(name: "StrataTesting", dependencies: ["Strata"]),
         .target(
             name: "StrataObjects",
-            dependencies: ["Strata", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["_StrataInternals", "Strata", .product(name: "Logging", package: "swift-log")]
         ),
         // Helpers the test targets share (a recording log handler); not a product.
         .target(
             name: "StrataTestSupport",
-            dependencies: ["Strata", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["_StrataInternals", "Strata", .product(name: "Logging", package: "swift-log")]
         ),
         // The HTTP cache and source in swift-http-types' currency types, over any transport;
         // URLSession's in the box, so an app needs no SwiftNIO.
         .target(
             name: "StrataHTTP",
             dependencies: [
+                "_StrataInternals",
                 "Strata",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "HTTPTypesFoundation", package: "swift-http-types"),
@@ -91,6 +97,7 @@ let package = Package(
         .target(
             name: "StrataAsyncHTTPClient",
             dependencies: [
+                "_StrataInternals",
                 "Strata",
                 "StrataHTTP",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -101,11 +108,14 @@ let package = Package(
         ),
         .target(
             name: "StrataSQLite",
-            dependencies: ["Strata", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["_StrataInternals", "Strata", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(
             name: "StrataSQLiteObjects",
-            dependencies: ["Strata", "StrataSQLite", "StrataObjects", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "_StrataInternals", "Strata", "StrataSQLite", "StrataObjects",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
         ),
         .target(
             name: "StrataPostgresObjects",
@@ -120,6 +130,7 @@ let package = Package(
         .target(
             name: "StrataPostgres",
             dependencies: [
+                "_StrataInternals",
                 "Strata",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -157,6 +168,7 @@ let package = Package(
         .target(
             name: "LocalHTTPServer",
             dependencies: [
+                "_StrataInternals",
                 "Strata",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -168,6 +180,7 @@ let package = Package(
         .executableTarget(
             name: "StrataCommandLine",
             dependencies: [
+                "_StrataInternals",
                 "Strata",
                 "StrataHTTP",
                 "StrataAsyncHTTPClient",
@@ -181,6 +194,7 @@ let package = Package(
         .executableTarget(
             name: "strata-bench",
             dependencies: [
+                "_StrataInternals",
                 "Strata",
                 "StrataObjects",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -212,6 +226,7 @@ let package = Package(
         .testTarget(
             name: "StrataTests",
             dependencies: [
+                "_StrataInternals",
                 "Strata",
                 "StrataTesting",
                 "StrataTestSupport",
@@ -225,6 +240,7 @@ let package = Package(
         .testTarget(
             name: "StrataObjectsTests",
             dependencies: [
+                "_StrataInternals",
                 "Strata", "StrataObjects", "StrataSQLite", "StrataSQLiteObjects", "StrataTesting", "StrataTestSupport",
                 "StrataCommandLine",
                 .product(name: "Logging", package: "swift-log"),
@@ -273,6 +289,7 @@ let package = Package(
         .testTarget(
             name: "StrataServiceLifecycleTests",
             dependencies: [
+                "_StrataInternals",
                 "Strata", "StrataPostgres", "StrataServiceLifecycle", "StrataTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
@@ -283,6 +300,7 @@ let package = Package(
         .testTarget(
             name: "StrataTracingTests",
             dependencies: [
+                "_StrataInternals",
                 "Strata", "StrataTracing",
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
@@ -291,6 +309,7 @@ let package = Package(
         .testTarget(
             name: "StrataHTTPTests",
             dependencies: [
+                "_StrataInternals",
                 "Strata",
                 "StrataHTTP",
                 "StrataAsyncHTTPClient",

@@ -106,7 +106,7 @@ struct ProductServer {
         var closing: (@Sendable () async -> Void)?
         if cached {
             var options = PostgresStorage.Options(table: try arguments.value("table", default: "products"))
-            options.maximumConnections = 8
+            options.maximumConnectionCount = 8
             let storage = try await PostgresStorage(url: try arguments.value("postgres"), options: options)
             let memory = try MemoryStorage<String, Data>(maximumCount: 100_000)
             let shared = try await storage.sharedCache(in: memory)

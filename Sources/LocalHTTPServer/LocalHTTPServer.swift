@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import Strata
+import _StrataInternals
 
 /// A small HTTP/1.1 server on 127.0.0.1 for tests and demos: every request goes to one handler,
 /// which decides the reply, and the server counts the requests it receives per path.

@@ -1,4 +1,5 @@
 public import Foundation
+import _StrataInternals
 
 /// Tells storages what time it is, so expiry can be tested without waiting.
 ///

@@ -5,6 +5,7 @@ import NIOCore
 import NIOHTTP1
 import Strata
 public import StrataHTTP
+import _StrataInternals
 
 #if canImport(Darwin)
 import Darwin

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import Synchronization
+import _StrataInternals
 
 #if canImport(Glibc)
 import Glibc

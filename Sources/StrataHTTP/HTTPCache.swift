@@ -2,6 +2,7 @@ public import Foundation
 import HTTPTypes
 public import Logging
 public import Strata
+import _StrataInternals
 
 /// A provider that keeps an ``HTTPSource``'s responses in a storage with their validators and
 /// follows RFC 9111, so that unchanged bodies are not downloaded again and no user is served

@@ -1,6 +1,7 @@
 public import Foundation
 public import HTTPTypes
 public import Strata
+import _StrataInternals
 
 /// A provider that downloads the body at a URL with a GET request: the network source at the root
 /// of a provider chain.

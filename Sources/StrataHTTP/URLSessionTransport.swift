@@ -1,6 +1,7 @@
 public import HTTPTypes
 import HTTPTypesFoundation
 import Strata
+import _StrataInternals
 
 #if canImport(FoundationNetworking)
 import Foundation

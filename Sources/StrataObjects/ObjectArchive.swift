@@ -1,5 +1,6 @@
 public import Foundation
 public import Strata
+import _StrataInternals
 
 /// A size-limited cache of `Codable` objects in memory and on disk, evicting the least recently
 /// used: Vellum's `ArchiveManager`.

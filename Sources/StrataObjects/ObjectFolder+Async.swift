@@ -1,5 +1,6 @@
 public import Foundation
 public import Strata
+import _StrataInternals
 
 /// The async methods, which ``ObjectStoreBackend`` calls: each runs the synchronous method of
 /// the same name on Strata's I/O threads, so file I/O never runs on the caller's actor nor holds

@@ -1,5 +1,6 @@
 public import Foundation
 public import Strata
+import _StrataInternals
 
 /// A folder of JSON files in SHELF's layout: the embedded default backend of ``ObjectStore``.
 ///

@@ -1,4 +1,5 @@
 public import Strata
+import _StrataInternals
 
 extension ObjectStore {
     /// Returns the objects whose value in the index `index` meets `condition`, ordered by that

@@ -1,5 +1,6 @@
 public import Foundation
 public import Strata
+import _StrataInternals
 
 extension ObjectStore {
     /// Returns the objects that match `predicate`, sorted by `sortDescriptors`, at most `limit` of

@@ -1,6 +1,7 @@
 public import Foundation
 public import Logging
 public import Strata
+import _StrataInternals
 
 /// The error codes the object store adds to Strata's.
 extension StorageError.Code {

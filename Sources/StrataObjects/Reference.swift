@@ -1,4 +1,5 @@
 public import Strata
+import _StrataInternals
 
 /// A property that refers to another object by its ID alone, resolved through that object's
 /// store: SHELF's wish for "`@Reference` resolving to an ID".

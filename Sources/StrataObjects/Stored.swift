@@ -1,5 +1,6 @@
 import Foundation
 public import Strata
+import _StrataInternals
 
 /// A property that loads its value from a storage by key and saves every assignment back:
 /// Vellum's `@Archived`.

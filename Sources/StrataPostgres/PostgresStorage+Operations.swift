@@ -3,6 +3,7 @@ import NIOCore
 package import PostgresNIO
 package import Strata
 import Synchronization
+import _StrataInternals
 
 extension PostgresStorage {
     // MARK: Running operations

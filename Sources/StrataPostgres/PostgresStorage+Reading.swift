@@ -4,6 +4,7 @@ import NIOCore
 import PostgresNIO
 public import Strata
 import Synchronization
+import _StrataInternals
 
 extension PostgresStorage {
     // MARK: Reading

@@ -4,6 +4,7 @@ import NIOCore
 public import PostgresNIO
 public import Strata
 import Synchronization
+import _StrataInternals
 
 /// A storage of `Data` in a PostgreSQL table that many processes and machines share, over a
 /// pool of connections.

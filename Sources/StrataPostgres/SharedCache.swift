@@ -2,6 +2,7 @@ public import Foundation
 import PostgresNIO
 public import Strata
 import Synchronization
+import _StrataInternals
 
 /// A memory layer in front of a ``PostgresStorage`` that other processes' changes invalidate: when
 /// any process sets or removes a key in the table, every other process's `SharedCache` drops that

@@ -1,6 +1,7 @@
 public import Foundation
 import GRDB
 public import Strata
+import _StrataInternals
 
 /// The async methods, which the `Storage` protocols call: each runs the synchronous method of
 /// the same name on Strata's I/O threads, so SQLite's I/O (and a write's wait for the busy

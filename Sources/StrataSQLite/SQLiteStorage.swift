@@ -2,6 +2,7 @@ public import Foundation
 import GRDB
 public import Strata
 import Synchronization
+import _StrataInternals
 
 /// A storage of `Data` in one SQLite file: a key-value table in WAL mode, time to live, byte and
 /// count limits with least-recently-used eviction, batched reads and writes.

@@ -4,6 +4,7 @@ public import Strata
 public import StrataObjects
 import StrataSQLite
 import Synchronization
+import _StrataInternals
 
 /// An object store backend in one SQLite file (WAL mode): a table of records, a table of
 /// attachments, and the values of the indexes declared by key path, so a query on an indexed

@@ -1,6 +1,7 @@
 package import Foundation
 import Strata
 import Synchronization
+import _StrataInternals
 
 #if canImport(Glibc)
 import Glibc

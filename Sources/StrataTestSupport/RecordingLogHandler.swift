@@ -1,5 +1,6 @@
 package import Logging
-package import Strata
+import Strata
+package import _StrataInternals
 
 /// A log handler that keeps every message it is given, for tests of what a storage logs. Copies
 /// share one record, so a test keeps the handler and reads what the logger wrote. Any task may use

@@ -1,5 +1,6 @@
 package import Foundation
 import Strata
+import _StrataInternals
 
 /// The files of a disk folder as they are on disk, read without the storage's index: value files,
 /// temporary files, and the keys and sizes the value files record.

@@ -1,4 +1,5 @@
 import Strata
+import _StrataInternals
 
 /// Threads of the tests' own for their long synchronous work: stress loops over the synchronous
 /// API, checks that read thousands of files, waits for child processes.

@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import _StrataInternals
 
 #if canImport(Darwin)
 import Darwin

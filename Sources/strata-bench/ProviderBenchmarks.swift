@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import _StrataInternals
 
 /// The figures for providers: what `coordinated()` adds to a burst of concurrent requests for one
 /// ID, what a memory-cached provider adds to a `MemoryStorage` hit, and what `coordinated()` adds

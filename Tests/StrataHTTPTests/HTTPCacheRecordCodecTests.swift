@@ -4,6 +4,7 @@ import Strata
 import StrataHTTP
 import StrataTestSupport
 import Testing
+import _StrataInternals
 
 @Suite(.onTestThreads) struct HTTPCacheRecordCodecTests {
     static let full = HTTPCacheRecord(

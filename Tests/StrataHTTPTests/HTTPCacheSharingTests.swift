@@ -8,6 +8,7 @@ import StrataAsyncHTTPClient
 import StrataHTTP
 import StrataTestSupport
 import Testing
+import _StrataInternals
 
 /// A route that answers each request with a body naming the request header `header`'s value,
 /// with `headers` added, and logs every request.

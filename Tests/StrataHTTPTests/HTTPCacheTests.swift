@@ -3,6 +3,7 @@ import LocalHTTPServer
 import Strata
 import StrataHTTP
 import Testing
+import _StrataInternals
 
 /// A resource the test server serves with validators: it answers a matching `If-None-Match` or
 /// `If-Modified-Since` with 304, anything else with 200, and logs every request. The test can

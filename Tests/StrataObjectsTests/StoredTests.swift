@@ -3,6 +3,7 @@ import Strata
 import StrataObjects
 import StrataTestSupport
 import Testing
+import _StrataInternals
 
 @Suite(.onTestThreads) struct StoredTests {
     final class Session {

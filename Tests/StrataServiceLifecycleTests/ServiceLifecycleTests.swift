@@ -8,6 +8,7 @@ import StrataPostgres
 import StrataServiceLifecycle
 import StrataTestSupport
 import Testing
+import _StrataInternals
 
 /// Strata's storages as services of an app's `ServiceGroup`: a graceful shutdown lets writes in
 /// flight finish, then closes, and loses no write that was acknowledged.

@@ -4,6 +4,7 @@ import Strata
 import StrataTracing
 import Testing
 import Tracing
+import _StrataInternals
 
 /// Traced storages and providers record one span per operation, nested under the caller's span,
 /// with the storage's name, the operation and hit or miss: never a key or a value.

@@ -1,4 +1,5 @@
 import Foundation
+import _StrataInternals
 
 /// A storage that spreads keys over several storages by a stable hash of the key.
 ///

@@ -1,3 +1,5 @@
+import _StrataInternals
+
 /// A saved copy of a disk folder's index, so that opening a large folder need not read every
 /// file's header.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import _StrataInternals
 
 /// The binary layout of one value's file: a fixed header, the key, then the payload.
 ///

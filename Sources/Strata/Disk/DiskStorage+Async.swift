@@ -1,4 +1,5 @@
 public import Foundation
+import _StrataInternals
 
 /// The async methods, which the ``Storage`` protocols call: each runs the synchronous method of
 /// the same name on ``BlockingIOPool``'s threads, so the file I/O never runs on the caller's

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import _StrataInternals
 
 #if canImport(Darwin)
 import Darwin

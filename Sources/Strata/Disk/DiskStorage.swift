@@ -1,6 +1,7 @@
 public import Foundation
 import Logging
 import Synchronization
+import _StrataInternals
 
 #if canImport(Darwin)
 import Darwin

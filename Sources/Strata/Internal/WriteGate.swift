@@ -1,4 +1,5 @@
 import Synchronization
+import _StrataInternals
 
 /// Keeps a layered storage's read-through backfill from overwriting a newer write.
 ///

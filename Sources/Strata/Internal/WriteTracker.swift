@@ -1,3 +1,5 @@
+import _StrataInternals
+
 /// Keeps the front of a layered storage from keeping a value older than its back's, without
 /// holding any lock while either layer works.
 ///

@@ -1,3 +1,5 @@
+import _StrataInternals
+
 /// The eviction policy's side of a ``ShardedMemoryCache``: which key each slot holds, the queue
 /// that orders the slots, the totals the limits apply to and the write statistics. A pure value;
 /// the cache keeps it behind one lock, taken by writes and by whoever drains the shards' reads.

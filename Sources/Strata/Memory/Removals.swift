@@ -1,4 +1,5 @@
 import Synchronization
+import _StrataInternals
 
 /// Why a value left a storage, as ``MemoryStorage/removals(bufferingNewest:)`` reports it.
 public enum RemovalCause: Sendable, Hashable {

@@ -1,4 +1,5 @@
 import Foundation
+public import _StrataInternals
 
 /// The concurrent core of ``MemoryStorage``: entries in shards by key hash, each behind its own
 /// lock, and one eviction policy over all of them, behind another.

@@ -1,3 +1,5 @@
+import _StrataInternals
+
 /// A storage that holds objects weakly: an object stays readable only while something else keeps
 /// it alive, so a cache of it costs no memory the app is not already spending.
 ///

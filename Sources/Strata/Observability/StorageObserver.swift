@@ -1,5 +1,6 @@
 import CoreMetrics
 public import Logging
+import _StrataInternals
 
 /// What a storage tells its logger and its metrics: built once when the storage is created, and
 /// only when the user asked for either, so that a storage without them carries `nil` and pays one

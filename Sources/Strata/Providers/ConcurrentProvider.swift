@@ -1,3 +1,5 @@
+import _StrataInternals
+
 /// A provider that lets at most a fixed number of requests reach its base at once; the rest wait
 /// in arrival order.
 ///

@@ -1,5 +1,6 @@
 public import Logging
 import Synchronization
+public import _StrataInternals
 
 /// The state of a ``CoordinatedProvider``: one fetch per ID and the requests waiting for it.
 /// A pure value; the provider keeps it behind a lock and acts on its decisions after unlocking.

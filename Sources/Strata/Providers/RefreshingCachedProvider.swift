@@ -1,5 +1,6 @@
 import Foundation
 public import Logging
+import _StrataInternals
 
 /// A provider that serves cached values at once and refreshes those older than an age in the
 /// background ("stale while revalidate").

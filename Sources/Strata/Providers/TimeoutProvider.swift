@@ -1,3 +1,5 @@
+import _StrataInternals
+
 /// A provider that gives up on its base after a time limit.
 ///
 /// Created by ``AsyncProvider/timeout(_:clock:)``. On time-out the request throws

@@ -2,6 +2,7 @@ import Foundation
 import PostgresNIO
 import Strata
 import Synchronization
+import _StrataInternals
 
 /// The state a ``SharedCache``'s listening task works on: the memory to invalidate and whether
 /// notifications flow. Any task may use it.

@@ -6,6 +6,7 @@ import NIOPosix
 import Strata
 import StrataAsyncHTTPClient
 import StrataHTTP
+import _StrataInternals
 
 typealias Request = LocalHTTPServer.Request
 typealias Reply = LocalHTTPServer.Reply

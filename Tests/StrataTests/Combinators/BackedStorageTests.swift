@@ -1,6 +1,7 @@
 import Logging
 import StrataTestSupport
 import Testing
+import _StrataInternals
 
 @testable import Strata
 

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import Testing
+import _StrataInternals
 
 @Suite struct ProviderTests {
     @Test func sourceErrorsBecomeSourceFailedWithTheOriginalUnderneath() async throws {

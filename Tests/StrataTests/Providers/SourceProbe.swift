@@ -1,4 +1,5 @@
 import Strata
+import _StrataInternals
 
 /// A source for provider tests: counts its calls, can hold every call until the test opens it,
 /// can fail, and records whether a held call saw its task cancelled. Any task may use it.

@@ -1,3 +1,5 @@
+import _StrataInternals
+
 /// Strata's default eviction: Window TinyLFU with a long frequency history that it forgets at once
 /// when the popular keys change, and a window that grows while recency pays more than frequency.
 ///

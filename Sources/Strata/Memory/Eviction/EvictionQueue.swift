@@ -1,3 +1,5 @@
+import _StrataInternals
+
 /// The order in which a cache evicts its entries: the queue decides, the cache removes.
 ///
 /// Entries are named by their slot index in the cache; a slot index is reused after removal.

@@ -1,3 +1,5 @@
+import _StrataInternals
+
 /// An approximate count of how often each key hash was seen recently: a count-min sketch of 4-bit
 /// counters behind a one-bit doorkeeper, halved periodically so that old popularity fades (the
 /// TinyLFU design).

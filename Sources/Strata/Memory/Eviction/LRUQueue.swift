@@ -1,3 +1,5 @@
+import _StrataInternals
+
 /// Least-recently-used order as one doubly linked list of slots (``SlotLinks``), so an access
 /// moves an entry to the front in O(1) without allocating.
 final class LRUQueue: EvictionQueue {

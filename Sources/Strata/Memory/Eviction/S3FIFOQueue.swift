@@ -1,3 +1,5 @@
+import _StrataInternals
+
 /// S3-FIFO eviction (Yang et al., SOSP 2023): a small FIFO filters one-hit wonders, a main FIFO
 /// with a 2-bit frequency keeps the rest, and a ghost queue of recently evicted keys lets a key
 /// that returns soon skip the small FIFO.

@@ -1,3 +1,5 @@
+import _StrataInternals
+
 /// Doubly linked lists of slot indices threaded through one shared array of links, for eviction
 /// queues that keep entries in one or several ordered regions. A slot is in at most one list at a
 /// time.

@@ -1,3 +1,5 @@
+import _StrataInternals
+
 /// The entries of a Window TinyLFU queue, in order: an LRU window for new entries and a segmented
 /// LRU main region (probation and protected).
 ///

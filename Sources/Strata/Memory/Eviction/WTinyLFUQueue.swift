@@ -1,3 +1,5 @@
+import _StrataInternals
+
 /// Window TinyLFU eviction, as in Caffeine: new entries wait in a small LRU window, and an entry
 /// leaving the window enters the main region only if the frequency sketch says it is requested more
 /// often than the entry main would evict for it.

@@ -111,25 +111,25 @@ package final class BlockingIOPool: TaskExecutor, @unchecked Sendable {
     /// each range at least `minimumChunk` long, all at once on the pool's threads; returns the
     /// ranges' results joined in order. The first range that throws (in order) fails the call,
     /// after every range has finished.
-    package func map<Element: Sendable>(
+    package func map<Element: Sendable, Failure: Error>(
         _ count: Int,
         minimumChunk: Int = 8,
-        _ body: @escaping @Sendable (Range<Int>) throws(StorageError) -> [Element]
-    ) async throws(StorageError) -> [Element] {
+        _ body: @escaping @Sendable (Range<Int>) throws(Failure) -> [Element]
+    ) async throws(Failure) -> [Element] {
         let chunks = min(maximumThreadCount, max(1, count / max(minimumChunk, 1)))
         if chunks <= 1 {
-            return try await run { () throws(StorageError) in try body(0..<count) }
+            return try await run { () throws(Failure) in try body(0..<count) }
         }
         let size = (count + chunks - 1) / chunks
-        let parts = await withTaskGroup(of: (Int, Result<[Element], StorageError>).self) { group in
+        let parts = await withTaskGroup(of: (Int, Swift.Result<[Element], Failure>).self) { group in
             for chunk in 0..<chunks {
                 let range = chunk * size..<min(count, (chunk + 1) * size)
                 guard !range.isEmpty else { continue }
                 group.addTask(executorPreference: self) {
-                    (chunk, Result { () throws(StorageError) in try body(range) })
+                    (chunk, Swift.Result { () throws(Failure) in try body(range) })
                 }
             }
-            var parts = [Result<[Element], StorageError>](repeating: .success([]), count: chunks)
+            var parts = [Swift.Result<[Element], Failure>](repeating: .success([]), count: chunks)
             for await (chunk, part) in group { parts[chunk] = part }
             return parts
         }
@@ -144,13 +144,13 @@ package final class BlockingIOPool: TaskExecutor, @unchecked Sendable {
     /// the pool, which writes only if what `read` saw is still there and returns whether it
     /// wrote; if not, all three run again on the newer value. A `body` that throws ends it with
     /// `aborted(error)`, nothing written.
-    package func update<Read: Sendable, Result>(
-        read: @Sendable () throws(StorageError) -> Read,
+    package func update<Read: Sendable, Result, Failure: Error>(
+        read: @Sendable () throws(Failure) -> Read,
         value: (Read) -> Data?,
-        commit: @Sendable (Read, Data?) throws(StorageError) -> Bool,
-        aborted: (any Error) -> StorageError,
+        commit: @Sendable (Read, Data?) throws(Failure) -> Bool,
+        aborted: (any Error) -> Failure,
         _ body: (inout Data?) throws -> Result
-    ) async throws(StorageError) -> Result {
+    ) async throws(Failure) -> Result {
         while true {
             let current = try await run(read)
             var changed = value(current)
@@ -161,7 +161,7 @@ package final class BlockingIOPool: TaskExecutor, @unchecked Sendable {
                 throw aborted(error)
             }
             let proposed = changed
-            if try await run({ () throws(StorageError) in try commit(current, proposed) }) { return result }
+            if try await run({ () throws(Failure) in try commit(current, proposed) }) { return result }
         }
     }
 
@@ -278,7 +278,7 @@ private let poolThreadKey: pthread_key_t = {
 }()
 
 /// Nanoseconds on the monotonic clock.
-func monotonicNanoseconds() -> UInt64 {
+package func monotonicNanoseconds() -> UInt64 {
     var time = timespec()
     clock_gettime(CLOCK_MONOTONIC, &time)
     return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)

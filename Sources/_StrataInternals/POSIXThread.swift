@@ -1,18 +1,18 @@
 #if canImport(Darwin)
-import Darwin
+package import Darwin
 #elseif canImport(Glibc)
-import Glibc
+package import Glibc
 #elseif canImport(Musl)
-import Musl
+package import Musl
 #endif
 
 /// A POSIX thread started for one closure: Strata's I/O threads, and the second half of
 /// ``bothAtOnce(_:_:)``. Neither Dispatch nor the cooperative pool lends it, and ThreadSanitizer
 /// understands its start and its join.
-enum POSIXThread {
+package enum POSIXThread {
     /// Starts a thread that runs `body`; `nil` when the system cannot start one. The caller
     /// joins or detaches it.
-    static func start(_ body: @escaping () -> Void) -> pthread_t? {
+    package static func start(_ body: @escaping () -> Void) -> pthread_t? {
         let context = Unmanaged.passRetained(Body(body)).toOpaque()
         #if canImport(Darwin)
         var thread: pthread_t?
@@ -56,7 +56,7 @@ enum POSIXThread {
 /// The thread is a ``POSIXThread``, joined here, so the join orders both halves' writes before the
 /// return, as ThreadSanitizer sees it. Each half must touch only what the other does not write.
 /// When no thread can be started, `first` runs after `second` on the calling thread.
-func bothAtOnce<First, Second>(_ first: () -> First, _ second: () -> Second) -> (First, Second) {
+package func bothAtOnce<First, Second>(_ first: () -> First, _ second: () -> Second) -> (First, Second) {
     withoutActuallyEscaping(first) { first in
         // Written by the other thread, read here only after the join.
         nonisolated(unsafe) var firstResult: First?

@@ -1,31 +1,30 @@
 #if canImport(Darwin)
-import Darwin
+public import Darwin
 #elseif canImport(Glibc)
-import Glibc
+public import Glibc
 #elseif canImport(Musl)
-import Musl
+public import Musl
 #endif
 
 /// The platform's lock, used in place: `pthread_mutex_t` (`os_unfair_lock` on Apple platforms).
 ///
-/// `Lock` owns one; ``MemoryStorage``'s shards keep theirs inline in one allocation, so a read
+/// `Lock` owns one; `MemoryStorage`'s shards keep theirs inline in one allocation, so a read
 /// loads no other object. The functions take raw pointers so that inlinable code can call them
 /// without seeing the platform's types.
-@usableFromInline
-package enum PlatformMutex {
+public enum PlatformMutex {
     #if canImport(Darwin)
-    typealias Primitive = os_unfair_lock
+    public typealias Primitive = os_unfair_lock
     #else
-    typealias Primitive = pthread_mutex_t
+    public typealias Primitive = pthread_mutex_t
     #endif
 
     /// The bytes one lock takes.
-    static var size: Int { MemoryLayout<Primitive>.stride }
+    package static var size: Int { MemoryLayout<Primitive>.stride }
     /// The alignment one lock needs.
-    static var alignment: Int { MemoryLayout<Primitive>.alignment }
+    package static var alignment: Int { MemoryLayout<Primitive>.alignment }
 
     /// Initializes a lock at `pointer`, which must stay at that address until ``destroy(_:)``.
-    static func initialize(_ pointer: UnsafeMutableRawPointer) {
+    public static func initialize(_ pointer: UnsafeMutableRawPointer) {
         let lock = pointer.bindMemory(to: Primitive.self, capacity: 1)
         #if canImport(Darwin)
         lock.initialize(to: os_unfair_lock())
@@ -36,7 +35,7 @@ package enum PlatformMutex {
         #endif
     }
 
-    static func destroy(_ pointer: UnsafeMutableRawPointer) {
+    public static func destroy(_ pointer: UnsafeMutableRawPointer) {
         let lock = pointer.assumingMemoryBound(to: Primitive.self)
         #if !canImport(Darwin)
         let error = pthread_mutex_destroy(lock)
@@ -45,8 +44,7 @@ package enum PlatformMutex {
         lock.deinitialize(count: 1)
     }
 
-    @usableFromInline
-    static func lock(_ pointer: UnsafeMutableRawPointer) {
+    public static func lock(_ pointer: UnsafeMutableRawPointer) {
         #if canImport(Darwin)
         os_unfair_lock_lock(pointer.assumingMemoryBound(to: Primitive.self))
         #else
@@ -54,8 +52,7 @@ package enum PlatformMutex {
         #endif
     }
 
-    @usableFromInline
-    static func unlock(_ pointer: UnsafeMutableRawPointer) {
+    public static func unlock(_ pointer: UnsafeMutableRawPointer) {
         #if canImport(Darwin)
         os_unfair_lock_unlock(pointer.assumingMemoryBound(to: Primitive.self))
         #else
@@ -64,8 +61,7 @@ package enum PlatformMutex {
     }
 
     /// Takes the lock if no one holds it, without waiting; returns whether it did.
-    @usableFromInline
-    static func tryLock(_ pointer: UnsafeMutableRawPointer) -> Bool {
+    public static func tryLock(_ pointer: UnsafeMutableRawPointer) -> Bool {
         #if canImport(Darwin)
         os_unfair_lock_trylock(pointer.assumingMemoryBound(to: Primitive.self))
         #else
@@ -78,13 +74,12 @@ package enum PlatformMutex {
 ///
 /// `Synchronization.Mutex` is not used: on Linux with Swift 6.3.1, ThreadSanitizer reports false
 /// races inside `Mutex.withLock` under contention. Any thread may use a `Lock`; it is not recursive.
-@usableFromInline
-package final class Lock: @unchecked Sendable {
+public final class Lock: @unchecked Sendable {
     // Safe: the pointer is allocated once, never reassigned, and only touched through the
     // platform's lock calls, which are themselves thread-safe.
-    @usableFromInline let pointer: UnsafeMutableRawPointer
+    public let pointer: UnsafeMutableRawPointer
 
-    package init() {
+    public init() {
         pointer = .allocate(byteCount: PlatformMutex.size, alignment: PlatformMutex.alignment)
         PlatformMutex.initialize(pointer)
     }
@@ -95,23 +90,23 @@ package final class Lock: @unchecked Sendable {
     }
 
     @inlinable
-    package func lock() {
+    public func lock() {
         PlatformMutex.lock(pointer)
     }
 
     @inlinable
-    package func unlock() {
+    public func unlock() {
         PlatformMutex.unlock(pointer)
     }
 
     /// Takes the lock if no one holds it, without waiting; returns whether it did.
     @inlinable
-    package func tryLock() -> Bool {
+    public func tryLock() -> Bool {
         PlatformMutex.tryLock(pointer)
     }
 
     /// Runs `body` with the lock held. `body` must not call back into code that takes this lock.
-    package func withLock<Result, Failure: Error>(
+    public func withLock<Result, Failure: Error>(
         _ body: () throws(Failure) -> Result
     ) throws(Failure) -> Result {
         lock()
@@ -124,19 +119,18 @@ package final class Lock: @unchecked Sendable {
 ///
 /// Sendable when its state is: the lock makes every access exclusive, but a state that is not
 /// Sendable could still be handed out of `withLock` to another task, so the compiler checks it.
-@usableFromInline
-package final class LockedState<State> {
+public final class LockedState<State> {
     // Safe (for the conformance below): `state` is read and written only inside `lock`.
-    @usableFromInline let lock = Lock()
+    public let lock = Lock()
     // Unchecked: the lock already makes every access exclusive.
-    @exclusivity(unchecked) @usableFromInline var state: State
+    @exclusivity(unchecked) public var state: State
 
-    package init(_ state: State) {
+    public init(_ state: State) {
         self.state = state
     }
 
     @inlinable
-    package func withLock<Result, Failure: Error>(
+    public func withLock<Result, Failure: Error>(
         _ body: (inout State) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         lock.lock()
@@ -147,7 +141,7 @@ package final class LockedState<State> {
     /// Runs `body` with the lock held if no one holds it now; returns `nil` without waiting if
     /// someone does.
     @inlinable
-    package func withLockIfAvailable<Result>(_ body: (inout State) -> Result) -> Result? {
+    public func withLockIfAvailable<Result>(_ body: (inout State) -> Result) -> Result? {
         guard lock.tryLock() else { return nil }
         defer { lock.unlock() }
         return body(&state)

@@ -66,7 +66,7 @@ package enum SystemCalls {
         SystemCallError(call: call, path: path, errno: errno)
     }
 
-    static func modificationTime(_ info: stat) -> Double {
+    package static func modificationTime(_ info: stat) -> Double {
         #if canImport(Darwin)
         Double(info.st_mtimespec.tv_sec) + Double(info.st_mtimespec.tv_nsec) / 1e9
         #else
@@ -383,7 +383,7 @@ package final class FlushLog: Sendable {
         state.withLock { $0.removeValue(forKey: folder) } ?? []
     }
 
-    func record(_ path: String) {
+    package func record(_ path: String) {
         state.withLock { watched in
             guard !watched.isEmpty else { return }
             for folder in watched.keys where path == folder || path.hasPrefix(folder + "/") {

@@ -1,5 +1,5 @@
 /// A counting semaphore for async code, first come first served, whose waiters can be cancelled.
-final class AsyncSemaphore: Sendable {
+package final class AsyncSemaphore: Sendable {
     private struct State {
         var permits: Int
         var waiters: [(id: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
@@ -11,11 +11,11 @@ final class AsyncSemaphore: Sendable {
 
     private let state: LockedState<State>
 
-    init(permits: Int) {
+    package init(permits: Int) {
         state = LockedState(State(permits: permits))
     }
 
-    func acquire() async throws {
+    package func acquire() async throws {
         let id: UInt64? = state.withLock { state in
             if state.permits > 0 {
                 state.permits -= 1
@@ -58,7 +58,7 @@ final class AsyncSemaphore: Sendable {
         }
     }
 
-    func release() {
+    package func release() {
         let next = state.withLock { state -> CheckedContinuation<Void, any Error>? in
             if state.waiters.isEmpty {
                 state.permits += 1
