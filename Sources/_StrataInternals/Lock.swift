@@ -44,6 +44,7 @@ public enum PlatformMutex {
         lock.deinitialize(count: 1)
     }
 
+    @inlinable
     public static func lock(_ pointer: UnsafeMutableRawPointer) {
         #if canImport(Darwin)
         os_unfair_lock_lock(pointer.assumingMemoryBound(to: Primitive.self))
@@ -52,6 +53,7 @@ public enum PlatformMutex {
         #endif
     }
 
+    @inlinable
     public static func unlock(_ pointer: UnsafeMutableRawPointer) {
         #if canImport(Darwin)
         os_unfair_lock_unlock(pointer.assumingMemoryBound(to: Primitive.self))
@@ -61,6 +63,7 @@ public enum PlatformMutex {
     }
 
     /// Takes the lock if no one holds it, without waiting; returns whether it did.
+    @inlinable
     public static func tryLock(_ pointer: UnsafeMutableRawPointer) -> Bool {
         #if canImport(Darwin)
         os_unfair_lock_trylock(pointer.assumingMemoryBound(to: Primitive.self))
@@ -106,6 +109,7 @@ public final class Lock: @unchecked Sendable {
     }
 
     /// Runs `body` with the lock held. `body` must not call back into code that takes this lock.
+    @inlinable
     public func withLock<Result, Failure: Error>(
         _ body: () throws(Failure) -> Result
     ) throws(Failure) -> Result {
