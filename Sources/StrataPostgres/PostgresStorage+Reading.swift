@@ -31,7 +31,7 @@ extension PostgresStorage {
             }
             return nil
         }
-        count { counters in
+        counters.count { counters in
             if value == nil {
                 counters.misses &+= 1
             } else {
@@ -61,7 +61,7 @@ extension PostgresStorage {
             }
             return nil
         }
-        count { counters in
+        counters.count { counters in
             if row == nil { counters.misses &+= 1 } else { counters.hits &+= 1 }
         }
         guard let (value, expiry) = row, let lifetime = Lifetime(expiry: expiry ?? .infinity, now: now) else {
@@ -95,7 +95,7 @@ extension PostgresStorage {
         }
         let values = stored.map { found[$0] }
         let hits = values.count(where: { $0 != nil })
-        count { counters in
+        counters.count { counters in
             counters.hits &+= UInt64(hits)
             counters.misses &+= UInt64(keys.count - hits)
         }
@@ -135,20 +135,7 @@ extension PostgresStorage {
             }
             return (0, 0)
         }
-        var statistics = counters.withLock { $0 }
-        (statistics.count, statistics.totalCost) = totals
-        observer?.publish(statistics, now: now())
-        return statistics
-    }
-
-    /// Counts what an operation did, under the counters' lock, and publishes the counters to
-    /// the metrics when they are on.
-    func count(_ change: (inout StorageStatistics) -> Void) {
-        let counters = counters.withLock { counters in
-            change(&counters)
-            return counters
-        }
-        observer?.publish(counters, now: now(), countsEntries: false)
+        return counters.statistics(count: totals.0, totalCost: totals.1)
     }
 
     /// How long the value for `key` has left: `Lifetime.unlimited`, `Lifetime.remaining(_:)`, or

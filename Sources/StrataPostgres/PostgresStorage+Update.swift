@@ -143,7 +143,7 @@ extension PostgresStorage {
         guard let result else {
             preconditionFailure("update(forKey:_:) committed without running its body")
         }
-        count { $0.writes &+= 1 }
+        counters.count { $0.writes &+= 1 }
         return (result, writtenExpiry)
     }
 }

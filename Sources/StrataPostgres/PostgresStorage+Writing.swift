@@ -74,7 +74,7 @@ extension PostgresStorage {
                 logger: Self.logger
             )
         }
-        count { $0.writes &+= 1 }
+        counters.count { $0.writes &+= 1 }
     }
 
     /// Stores every value in `entries` with the storage's default lifetime, in one statement:
@@ -118,7 +118,7 @@ extension PostgresStorage {
                 logger: Self.logger
             )
         }
-        count { $0.writes &+= UInt64(rows.count) }
+        counters.count { $0.writes &+= UInt64(rows.count) }
     }
 
     /// Stores `values` with the lifetimes `rules` give them: in one statement, which also removes
@@ -164,7 +164,7 @@ extension PostgresStorage {
                 logger: Self.logger
             )
         }
-        count { $0.writes &+= UInt64(keys.count) }
+        counters.count { $0.writes &+= UInt64(keys.count) }
     }
 
     /// Removes the value for `key`, if any. When this returns, the removal is committed.
@@ -204,7 +204,7 @@ extension PostgresStorage {
             }
             return 0
         }
-        count { $0.expirations &+= UInt64(removed) }
+        counters.count { $0.expirations &+= UInt64(removed) }
         return removed
     }
 }

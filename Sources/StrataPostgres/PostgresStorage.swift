@@ -48,9 +48,8 @@ public final class PostgresStorage: Sendable {
     /// Set once the table is known to exist, for a storage over the app's client, which cannot
     /// look for it before the client runs: the first operation does.
     let preparation: Preparation?
-    /// What this instance has counted since it was opened (its `count` and `totalCost` unused:
-    /// the table keeps those).
-    let counters = LockedState(StorageStatistics())
+    /// What this instance has counted since it was opened, published to ``Options/metrics``.
+    let counters: StatisticsCounter
     let name = "PostgresStorage"
     let table: String
     let server: String
@@ -93,6 +92,7 @@ public final class PostgresStorage: Sendable {
             logger: options.logger,
             metrics: options.metrics
         )
+        self.counters = StatisticsCounter(observer: observer, clock: options.clock)
         self.table = options.table
         self.server = "\(configuration.host ?? configuration.unixSocketPath ?? "?"):\(configuration.port ?? 5432)"
         // postgres-nio's own messages (connections opened, lost and retried) go to the same logger.
@@ -200,6 +200,7 @@ public final class PostgresStorage: Sendable {
             logger: options.logger,
             metrics: options.metrics
         )
+        self.counters = StatisticsCounter(observer: observer, clock: options.clock)
         self.table = options.table
         self.server = "the app's PostgresClient"
         self.client = client

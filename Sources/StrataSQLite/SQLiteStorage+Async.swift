@@ -193,7 +193,7 @@ extension SQLiteStorage {
         } catch {
             throw mapError(error, key: key, "cannot update")
         }
-        if outcome.wrote { counters.withLock { $0.writes &+= 1 } }
+        if outcome.wrote { counters.count { $0.writes &+= 1 } }
         return outcome.committed
     }
 }

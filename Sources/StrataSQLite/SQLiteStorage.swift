@@ -31,11 +31,8 @@ public final class SQLiteStorage: Sendable {
     /// The options the storage was opened with.
     public let options: Options
     let pool: DatabasePool
-    /// What this instance has counted since it was opened (its `count` and `totalCost` unused:
-    /// the database keeps those).
-    let counters = LockedState(StorageStatistics())
-    /// The storage's metrics, when ``Options/metrics`` is set.
-    let observer: StorageObserver?
+    /// What this instance has counted since it was opened, published to ``Options/metrics``.
+    let counters: StatisticsCounter
     private let isClosed = Atomic(false)
     let name = "SQLiteStorage"
 
@@ -48,7 +45,10 @@ public final class SQLiteStorage: Sendable {
     public init(path: String, options: Options = Options()) throws(StorageError) {
         self.path = path
         self.options = options
-        self.observer = StorageObserver.make(storage: "SQLiteStorage", logger: nil, metrics: options.metrics)
+        self.counters = StatisticsCounter(
+            observer: StorageObserver.make(storage: "SQLiteStorage", logger: nil, metrics: options.metrics),
+            clock: options.clock
+        )
         func invalid(_ message: String) -> StorageError {
             StorageError(.invalidConfiguration, storage: "SQLiteStorage", message: message)
         }
@@ -280,11 +280,11 @@ public final class SQLiteStorage: Sendable {
             throw mapError(error, key: key, "cannot read")
         }
         guard let row, row.expiry.map({ $0 > now }) ?? true else {
-            count { $0.misses &+= 1 }
+            counters.count { $0.misses &+= 1 }
             return nil
         }
         let value = try data(row.value, key: key)
-        count { $0.hits &+= 1 }
+        counters.count { $0.hits &+= 1 }
         if now - row.accessed > touchInterval {
             touch([key], now: now)
         }
@@ -352,7 +352,7 @@ public final class SQLiteStorage: Sendable {
                 stale.append(normalizedKey(row.key))
             }
         }
-        count { counters in
+        counters.count { counters in
             counters.hits &+= UInt64(hits)
             counters.misses &+= UInt64(keys.count - hits)
         }
@@ -381,7 +381,7 @@ public final class SQLiteStorage: Sendable {
                 }
             }
         } catch {
-            count { $0.recencyWriteFailures &+= 1 }
+            counters.count { $0.recencyWriteFailures &+= 1 }
         }
     }
 
@@ -426,21 +426,7 @@ public final class SQLiteStorage: Sendable {
         } catch {
             throw mapError(error, key: nil, "cannot read the totals")
         }
-        var statistics = counters.withLock { $0 }
-        statistics.count = totals?[0] ?? 0
-        statistics.totalCost = totals?[1] ?? 0
-        observer?.publish(statistics, now: now())
-        return statistics
-    }
-
-    /// Counts what an operation did, under the counters' lock, and publishes the counters to
-    /// the metrics when they are on.
-    func count(_ change: (inout StorageStatistics) -> Void) {
-        let counters = counters.withLock { counters in
-            change(&counters)
-            return counters
-        }
-        observer?.publish(counters, now: now(), countsEntries: false)
+        return counters.statistics(count: totals?[0] ?? 0, totalCost: totals?[1] ?? 0)
     }
 
     // MARK: Writing
@@ -534,7 +520,7 @@ public final class SQLiteStorage: Sendable {
                 evicted.expirations += swept
                 return evicted
             }
-            count { counters in
+            counters.count { counters in
                 counters.writes &+= UInt64(rows.count)
                 counters.countEvictions &+= UInt64(evicted.count)
                 counters.sizeEvictions &+= UInt64(evicted.size)
@@ -625,7 +611,7 @@ public final class SQLiteStorage: Sendable {
                 try db.execute(sql: "DELETE FROM strata_values WHERE expiry <= ?", arguments: [now])
                 return db.changesCount
             }
-            count { $0.expirations &+= UInt64(removed) }
+            counters.count { $0.expirations &+= UInt64(removed) }
             return removed
         } catch {
             throw mapError(error, key: nil, "cannot remove expired values")
@@ -697,7 +683,7 @@ public final class SQLiteStorage: Sendable {
         if let bodyError {
             throw StorageError.updateAborted(by: bodyError, key: key, storage: name)
         }
-        if wrote { count { $0.writes &+= 1 } }
+        if wrote { counters.count { $0.writes &+= 1 } }
         guard let result else {
             preconditionFailure("update(forKey:_:) committed without running its body")
         }

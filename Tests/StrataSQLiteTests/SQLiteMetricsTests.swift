@@ -64,6 +64,24 @@ import Testing
         #expect(try factory.expectGauge("db.bytes").lastValue == 13)
     }
 
+    @Test func anUpdateIsCountedAsAWrite() throws {
+        let (storage, factory) = try open { _ in }
+
+        try storage.update(forKey: "visits") { $0 = Data([1]) }
+
+        #expect(counter(factory, "writes") == 1)
+        #expect(try storage.statistics().writes == 1)
+    }
+
+    @Test func anUpdateThroughTheAsyncAPIIsCountedAsAWrite() async throws {
+        let (storage, factory) = try open { _ in }
+
+        try await storage.update(forKey: "visits") { $0 = Data([1]) }
+
+        #expect(counter(factory, "writes") == 1)
+        #expect(try await storage.statistics().writes == 1)
+    }
+
     @Test func expiredValuesRemovedAreCountedAsExpirations() throws {
         let (storage, factory) = try open { $0.timeToLive = .seconds(10) }
         try storage.set(Data([1]), forKey: "short")
