@@ -74,14 +74,13 @@ package enum SystemCalls {
         #endif
     }
 
-    /// Reads a whole file, or returns `nil` when it does not exist. With `limit`, reads at most
-    /// that many bytes from the start. With `folder`, the descriptor of an open folder, `path` is
-    /// relative to it, which spares the kernel looking up every folder of a whole path.
-    package static func readFile(
+    /// Opens `path` for reading, or returns `nil` when it does not exist; a folder, a FIFO or
+    /// anything but a regular file throws, flagged ``SystemCallError/isNotARegularFile``. The
+    /// caller closes the descriptor.
+    private static func openRegularFile(
         _ path: String,
-        in folder: Int32 = AT_FDCWD,
-        limit: Int = .max
-    ) throws(SystemCallError) -> FileBytes? {
+        in folder: Int32
+    ) throws(SystemCallError) -> (descriptor: Int32, info: stat)? {
         // Non-blocking, so that a FIFO put where a file should be cannot hold the open forever
         // (regular files ignore the flag).
         let descriptor = openat(folder, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
@@ -89,10 +88,14 @@ package enum SystemCalls {
             if errno == ENOENT || errno == ENOTDIR { return nil }
             throw fail("open", path)
         }
-        defer { close(descriptor) }
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw fail("fstat", path) }
+        guard fstat(descriptor, &info) == 0 else {
+            let error = fail("fstat", path)
+            close(descriptor)
+            throw error
+        }
         guard info.st_mode & S_IFMT == S_IFREG else {
+            close(descriptor)
             throw SystemCallError(
                 call: "read",
                 path: path,
@@ -100,10 +103,19 @@ package enum SystemCalls {
                 isNotARegularFile: true
             )
         }
-        let count = min(Int(info.st_size), limit)
-        let file = FileBytes(count: count, modified: modificationTime(info), fileSize: Int(info.st_size))
+        return (descriptor, info)
+    }
+
+    /// Reads up to `count` bytes from the start of `descriptor` into `base`; returns how many it
+    /// read, fewer when the file shrank while being read.
+    private static func readFully(
+        _ descriptor: Int32,
+        into base: UnsafeMutableRawPointer,
+        count: Int,
+        path: String
+    ) throws(SystemCallError) -> Int {
         var offset = 0
-        while offset < count, let base = file.buffer.baseAddress {
+        while offset < count {
             let read = pread(descriptor, base + offset, count - offset, off_t(offset))
             if read < 0 {
                 if errno == EINTR { continue }
@@ -112,39 +124,47 @@ package enum SystemCalls {
             if read == 0 { break }
             offset += read
         }
-        if offset < count {
+        return offset
+    }
+
+    /// Reads a whole file, or returns `nil` when it does not exist. With `limit`, reads at most
+    /// that many bytes from the start. With `folder`, the descriptor of an open folder, `path` is
+    /// relative to it, which spares the kernel looking up every folder of a whole path.
+    package static func readFile(
+        _ path: String,
+        in folder: Int32 = AT_FDCWD,
+        limit: Int = .max
+    ) throws(SystemCallError) -> FileBytes? {
+        guard let (descriptor, info) = try openRegularFile(path, in: folder) else { return nil }
+        defer { close(descriptor) }
+        let count = min(Int(info.st_size), limit)
+        let file = FileBytes(count: count, modified: modificationTime(info), fileSize: Int(info.st_size))
+        guard let base = file.buffer.baseAddress else { return file }
+        let read = try readFully(descriptor, into: base, count: count, path: path)
+        if read < count {
             // The file shrank while being read: return what is there; the checksum will tell.
-            let shorter = FileBytes(count: offset, modified: file.modified, fileSize: offset)
-            shorter.buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: file.buffer[0..<offset]))
+            let shorter = FileBytes(count: read, modified: file.modified, fileSize: read)
+            shorter.buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: file.buffer[0..<read]))
             return shorter
         }
         return file
     }
 
-    /// Reads a whole file straight into `Data`, or returns `nil` when it does not exist.
+    /// Reads a whole file straight into `Data`, or returns `nil` when it does not exist; as
+    /// ``readFile(_:in:limit:)``, anything but a regular file throws.
     package static func readData(_ path: String) throws(SystemCallError) -> Data? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        if descriptor < 0 {
-            if errno == ENOENT || errno == ENOTDIR { return nil }
-            throw fail("open", path)
-        }
+        guard let (descriptor, info) = try openRegularFile(path, in: AT_FDCWD) else { return nil }
         defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw fail("fstat", path) }
         var data = Data(count: Int(info.st_size))
-        var filled = 0
-        while filled < data.count {
-            let count = data.withUnsafeMutableBytes { buffer in
-                read(descriptor, buffer.baseAddress.map { $0 + filled }, buffer.count - filled)
+        let count = data.count
+        let outcome = data.withUnsafeMutableBytes { buffer in
+            Result { () throws(SystemCallError) -> Int in
+                guard let base = buffer.baseAddress else { return 0 }
+                return try readFully(descriptor, into: base, count: count, path: path)
             }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw fail("read", path)
-            }
-            if count == 0 { break }  // the file shrank while being read
-            filled += count
         }
-        if filled < data.count { data.removeSubrange(filled...) }
+        let read = try outcome.get()
+        if read < data.count { data.removeSubrange(read...) }  // the file shrank while being read
         return data
     }
 

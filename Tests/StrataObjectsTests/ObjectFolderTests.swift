@@ -303,4 +303,22 @@ extension ObjectFolderTests {
         #expect(entries.first?.fullText.contains("secret") == false)
         #expect(entries.first?.fullText.contains(damaged.id.uuidString) == (level == .debug))
     }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aFIFOWhereAnObjectsFileShouldBeIsAnErrorNotAWaitForever() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let id = try #require(UUID(uuidString: "6273674B-F271-4521-9B74-F5656A1F815D"))
+        let folder = try ObjectFolder(url: scratch.url)
+        _ = try folder.setRecord(Data("{}".utf8), forKey: id.uuidString)
+        let file = scratch.url.appendingPathComponent("62/73/\(id.uuidString).json").path
+        try FileManager.default.removeItem(atPath: file)
+        #expect(mkfifo(file, 0o600) == 0)
+
+        let error = #expect(throws: StorageError.self) { try folder.record(forKey: id.uuidString) }
+
+        #expect(error?.code == .io)
+        #expect(error?.key as? String == id.uuidString)
+        #expect(FileManager.default.fileExists(atPath: file), "nothing is removed on a read")
+    }
 }

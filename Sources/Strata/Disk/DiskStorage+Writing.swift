@@ -61,16 +61,7 @@ extension DiskStorage {
             payloadChecksum: DiskRecordHeader.checksum(ofPayload: value)
         )
         let size = header.size + value.count
-        if let limit = options.maximumByteCount, size > limit {
-            guard options.mode == .cache else {
-                throw StorageError(
-                    .capacityExceeded,
-                    key: key,
-                    storage: name,
-                    message: "the value needs \(size) bytes; the limit is \(limit)"
-                )
-            }
-            state.withLock { $0.statistics.rejections &+= 1 }
+        guard try admits(size, key: key) else {
             try removeValue(forKey: key)
             return
         }
@@ -411,17 +402,7 @@ extension DiskStorage {
             payloadChecksum: DiskRecordHeader.checksum(ofPayload: value)
         )
         let size = header.size + value.count
-        if let limit = options.maximumByteCount, size > limit {
-            guard options.mode == .cache else {
-                throw StorageError(
-                    .capacityExceeded,
-                    key: key,
-                    storage: name,
-                    message: "the value needs \(size) bytes; the limit is \(limit)"
-                )
-            }
-            // As `set` does in cache mode: the value is not kept, and neither is the older one.
-            state.withLock { $0.statistics.rejections &+= 1 }
+        guard try admits(size, key: key) else {
             try removeLocked(key, digest: digest)
             return
         }
@@ -434,5 +415,22 @@ extension DiskStorage {
             state.cache.set(entry, forKey: key, cost: size, expiry: header.expiry, removed: &removed)
             state.owners[relativePath] = key
         }
+    }
+
+    /// Whether a file of `size` bytes fits the byte limit. In store mode one that does not is
+    /// ``StorageError/Code/capacityExceeded``; in cache mode it is counted as a rejection and
+    /// the caller removes the older value, as a cache that cannot keep the new one must.
+    private func admits(_ size: Int, key: String) throws(StorageError) -> Bool {
+        guard let limit = options.maximumByteCount, size > limit else { return true }
+        guard options.mode == .cache else {
+            throw StorageError(
+                .capacityExceeded,
+                key: key,
+                storage: name,
+                message: "the value needs \(size) bytes; the limit is \(limit)"
+            )
+        }
+        state.withLock { $0.statistics.rejections &+= 1 }
+        return false
     }
 }
