@@ -34,6 +34,21 @@ public struct IndexQuery: Sendable, Hashable {
             case .between(let low, let high): return low <= value && value <= high
             }
         }
+
+        /// The condition as comparisons a value must all pass, for a backend to write in its
+        /// query language: `(">=", low)` and `("<=", high)` for ``between(_:_:)``, none for
+        /// ``any``. The operators are `=`, `<`, `<=`, `>` and `>=`.
+        package var comparisons: [(operator: String, value: IndexValue)] {
+            switch self {
+            case .any: []
+            case .equal(let bound): [("=", bound)]
+            case .lessThan(let bound): [("<", bound)]
+            case .lessThanOrEqual(let bound): [("<=", bound)]
+            case .greaterThan(let bound): [(">", bound)]
+            case .greaterThanOrEqual(let bound): [(">=", bound)]
+            case .between(let low, let high): [(">=", low), ("<=", high)]
+            }
+        }
     }
 
     /// The order of results by index value; ties are always ordered by key, ascending.

@@ -548,16 +548,9 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
             default: return same
             }
         }
-        let condition: String
-        switch query.condition {
-        case .any: condition = "\(kind) IS NOT NULL"
-        case .equal(let value): condition = compare("=", value)
-        case .lessThan(let value): condition = compare("<", value)
-        case .lessThanOrEqual(let value): condition = compare("<=", value)
-        case .greaterThan(let value): condition = compare(">", value)
-        case .greaterThanOrEqual(let value): condition = compare(">=", value)
-        case .between(let low, let high): condition = "(\(compare(">=", low)) AND \(compare("<=", high)))"
-        }
+        let comparisons = query.condition.comparisons.map { compare($0.operator, $0.value) }
+        let condition =
+            comparisons.isEmpty ? "\(kind) IS NOT NULL" : "(" + comparisons.joined(separator: " AND ") + ")"
         let direction = query.order == .ascending ? "ASC" : "DESC"
         var sql = """
             SELECT key FROM \(table) WHERE \(condition)

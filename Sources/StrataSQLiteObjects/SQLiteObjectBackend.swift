@@ -418,27 +418,9 @@ public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObj
         }
         var sql = "SELECT key FROM strata_object_index_values WHERE name = ?"
         var arguments: StatementArguments = [query.index]
-        switch query.condition {
-        case .any:
-            break
-        case .equal(let value):
-            sql += " AND value = ?"
+        for (comparison, value) in query.condition.comparisons {
+            sql += " AND value \(comparison) ?"
             arguments += [value.databaseValue]
-        case .lessThan(let value):
-            sql += " AND value < ?"
-            arguments += [value.databaseValue]
-        case .lessThanOrEqual(let value):
-            sql += " AND value <= ?"
-            arguments += [value.databaseValue]
-        case .greaterThan(let value):
-            sql += " AND value > ?"
-            arguments += [value.databaseValue]
-        case .greaterThanOrEqual(let value):
-            sql += " AND value >= ?"
-            arguments += [value.databaseValue]
-        case .between(let low, let high):
-            sql += " AND value BETWEEN ? AND ?"
-            arguments += [low.databaseValue, high.databaseValue]
         }
         sql += query.order == .ascending ? " ORDER BY value, key" : " ORDER BY value DESC, key"
         sql += " LIMIT ?"
