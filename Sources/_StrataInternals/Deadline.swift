@@ -45,30 +45,16 @@ package enum Deadline {
         sleep: @escaping @Sendable () async throws -> Void,
         _ operation: @escaping @Sendable () async throws(Failure) -> Value
     ) async -> Outcome<Value, Failure> {
-        let race = Race<Value, Failure>()
-        return await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome<Value, Failure>, Never>) in
-                // Both tasks are cancelled by the race as soon as it has an outcome; neither
-                // outlives the operation it serves.
-                let work = Task {
-                    do throws(Failure) {
-                        race.finish(.value(try await operation()))
-                    } catch {
-                        race.finish(.failure(error))
-                    }
+        await race(operation) { timedOut in
+            let timer = Task {
+                do {
+                    try await sleep()
+                    timedOut()
+                } catch {
+                    // Cancelled: the race is already decided.
                 }
-                let timer = Task {
-                    do {
-                        try await sleep()
-                        race.finish(.timedOut)
-                    } catch {
-                        // Cancelled: the race is already decided.
-                    }
-                }
-                race.start(continuation, cancellingWhenDecided: [work.cancel, timer.cancel])
             }
-        } onCancel: {
-            race.finish(.cancelled)
+            return timer.cancel
         }
     }
 
@@ -77,6 +63,17 @@ package enum Deadline {
     package static func race<Value: Sendable, Failure: Error>(
         within limit: Duration,
         _ operation: @escaping @Sendable () async throws(Failure) -> Value
+    ) async -> Outcome<Value, Failure> {
+        await race(operation) { timedOut in Timer(after: limit, fire: timedOut).cancel }
+    }
+
+    /// Runs `operation` in a task of its own against the timer `startTimer` starts (given what to
+    /// call when time is up, it returns how to stop the timer). The operation's task and the
+    /// timer are both stopped as soon as the race has an outcome; neither outlives the operation
+    /// it serves.
+    private static func race<Value: Sendable, Failure: Error>(
+        _ operation: @escaping @Sendable () async throws(Failure) -> Value,
+        startTimer: (_ timedOut: @escaping @Sendable () -> Void) -> @Sendable () -> Void
     ) async -> Outcome<Value, Failure> {
         let race = Race<Value, Failure>()
         return await withTaskCancellationHandler {
@@ -88,8 +85,8 @@ package enum Deadline {
                         race.finish(.failure(error))
                     }
                 }
-                let timer = Timer(after: limit) { race.finish(.timedOut) }
-                race.start(continuation, cancellingWhenDecided: [work.cancel, timer.cancel])
+                let stopTimer = startTimer { race.finish(.timedOut) }
+                race.start(continuation, cancellingWhenDecided: [work.cancel, stopTimer])
             }
         } onCancel: {
             race.finish(.cancelled)
