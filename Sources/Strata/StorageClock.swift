@@ -1,5 +1,4 @@
 public import Foundation
-import _StrataInternals
 
 /// Tells storages what time it is, so expiry can be tested without waiting.
 ///
@@ -17,28 +16,6 @@ public struct SystemClock: StorageClock {
     /// The current time.
     @inlinable
     public func now() -> Date { Date() }
-}
-
-/// A clock that stands still until you move it, for tests of expiry.
-///
-/// Any task may use it.
-public final class ManualClock: StorageClock, Sendable {
-    private let current: LockedState<Date>
-
-    /// Creates a clock reading `start`.
-    public init(start: Date = Date(timeIntervalSinceReferenceDate: 0)) {
-        current = LockedState(start)
-    }
-
-    /// The current time.
-    public func now() -> Date {
-        current.withLock { $0 }
-    }
-
-    /// Moves the clock forward by `duration`.
-    public func advance(by duration: Duration) {
-        current.withLock { $0 += duration.timeInterval }
-    }
 }
 
 extension Duration {

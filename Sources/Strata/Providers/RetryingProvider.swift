@@ -1,49 +1,5 @@
 import Foundation
 
-/// How long to wait between attempts: exponential growth with random jitter, so that many
-/// clients that failed together do not retry together.
-public struct Backoff: Sendable, Hashable {
-    /// The wait before the second attempt.
-    public var initial: Duration
-    /// How much each wait grows over the previous one.
-    public var multiplier: Double
-    /// The longest wait.
-    public var maximum: Duration
-    /// The fraction of each wait that is random: 0 for none, 1 for anywhere between zero and
-    /// the full wait ("full jitter").
-    public var jitter: Double
-
-    /// Creates a backoff. `jitter` is clamped to 0…1.
-    public init(initial: Duration, multiplier: Double = 2, maximum: Duration = .seconds(30), jitter: Double = 0.5) {
-        self.initial = initial
-        self.multiplier = max(multiplier, 1)
-        self.maximum = maximum
-        self.jitter = min(max(jitter, 0), 1)
-    }
-
-    /// 100 ms, doubling up to 30 s, half of each wait random.
-    public static let `default` = Backoff(initial: .milliseconds(100))
-
-    /// The wait after failed attempt number `attempt` (1-based), with `random` in 0..<1.
-    public func delay(afterAttempt attempt: Int, random: Double) -> Duration {
-        let growth = Foundation.pow(multiplier, Double(max(attempt - 1, 0)))
-        let full = min(initial.timeInterval * growth, maximum.timeInterval)
-        let seconds = full * (1 - jitter) + full * jitter * random
-        return .nanoseconds(Int64(seconds * 1e9))
-    }
-}
-
-/// An error that knows whether trying again may succeed: ``StorageError/isTransient`` and
-/// ``AsyncProvider/retrying(maximumAttemptCount:backoff:when:)`` ask it when it is a
-/// ``StorageError/underlying`` error, as StrataHTTP's status errors are.
-public protocol RetryAdvice: Error {
-    /// Whether the same request may succeed later: a server error or a rate limit, not a
-    /// missing resource or a refused request.
-    var isTransient: Bool { get }
-    /// How long the source asked to be left alone before the next attempt, if it said.
-    var retryAfter: Duration? { get }
-}
-
 extension StorageError {
     /// Whether the same operation may succeed if tried again: what the ``underlying`` error says
     /// when it is a ``RetryAdvice``; otherwise `true` for ``Code/timedOut`` and
