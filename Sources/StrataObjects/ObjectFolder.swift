@@ -342,19 +342,14 @@ public final class ObjectFolder: ObjectStoreBackend {
         let temporaryPath = "\(folder)/\(TemporaryFiles.name(number))"
         for attempt in 0..<2 {
             do throws(SystemCallError) {
-                let written = data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in
-                    Result { () throws(SystemCallError) in
-                        try SystemCalls.writeAtomically(
-                            [bytes],
-                            to: path,
-                            temporaryPath: temporaryPath,
-                            folder: folder,
-                            permissions: mode_t(options.filePermissions),
-                            durable: options.isDurable
-                        )
-                    }
-                }
-                try written.get()
+                try SystemCalls.writeAtomically(
+                    data,
+                    to: path,
+                    temporaryPath: temporaryPath,
+                    folder: folder,
+                    permissions: mode_t(options.filePermissions),
+                    durable: options.isDurable
+                )
                 return
             } catch {
                 // The shard folder does not exist yet (or was removed): make it and try once more.

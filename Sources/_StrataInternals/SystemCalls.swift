@@ -168,6 +168,31 @@ package enum SystemCalls {
         return data
     }
 
+    /// Writes `bytes` as ``writeAtomically(_:to:temporaryPath:folder:permissions:durable:)``
+    /// writes chunks: to `temporaryPath`, then renamed to `path`.
+    package static func writeAtomically(
+        _ bytes: some ContiguousBytes,
+        to path: String,
+        temporaryPath: String,
+        folder: String,
+        permissions: mode_t,
+        durable: Bool
+    ) throws(SystemCallError) {
+        let written = bytes.withUnsafeBytes { buffer in
+            Result { () throws(SystemCallError) in
+                try writeAtomically(
+                    [buffer],
+                    to: path,
+                    temporaryPath: temporaryPath,
+                    folder: folder,
+                    permissions: permissions,
+                    durable: durable
+                )
+            }
+        }
+        try written.get()
+    }
+
     /// Writes `chunks` to a new file at `temporaryPath` and renames it to `path`, so a reader sees
     /// the old file or the new one, never a mix. With `durable`, the file and then its folder are
     /// synced before returning. On failure the temporary file is removed.

@@ -188,19 +188,14 @@ extension DiskStorage {
         let data = (try? encoder.encode(manifest)) ?? Data()
         let path = root + "/" + manifestName
         let temporary = root + "/" + TemporaryFiles.name(tag: "manifest")
-        let result = data.withUnsafeBytes { bytes in
-            Result { () throws(SystemCallError) in
-                try SystemCalls.writeAtomically(
-                    [bytes],
-                    to: path,
-                    temporaryPath: temporary,
-                    folder: root,
-                    permissions: mode_t(options.filePermissions),
-                    durable: options.isDurable
-                )
-            }
-        }
-        try result.get()
+        try SystemCalls.writeAtomically(
+            data,
+            to: path,
+            temporaryPath: temporary,
+            folder: root,
+            permissions: mode_t(options.filePermissions),
+            durable: options.isDurable
+        )
     }
 
     /// Checks the manifest at `root` and returns the layout it names; in a new or empty folder,

@@ -138,19 +138,14 @@ extension DiskStorage {
             )
         }
         let bytes = DiskIndexSnapshot(saved: saved, folders: folders).encoded()
-        let written = bytes.withUnsafeBytes { buffer in
-            Result { () throws(SystemCallError) in
-                try SystemCalls.writeAtomically(
-                    [buffer],
-                    to: root + "/" + DiskIndexSnapshot.fileName,
-                    temporaryPath: root + "/" + TemporaryFiles.name(tag: "index"),
-                    folder: root,
-                    permissions: mode_t(storage.options.filePermissions),
-                    durable: false
-                )
-            }
-        }
-        try written.get()
+        try SystemCalls.writeAtomically(
+            bytes,
+            to: root + "/" + DiskIndexSnapshot.fileName,
+            temporaryPath: root + "/" + TemporaryFiles.name(tag: "index"),
+            folder: root,
+            permissions: mode_t(storage.options.filePermissions),
+            durable: false
+        )
         storage.state.withLock { $0.savedStamp = stamp }
     }
 
