@@ -123,17 +123,16 @@ public final class PostgresStorage: Sendable {
                     "the table name '\(options.table)' is not lowercase letters, digits and underscores (at most 48)"
             )
         }
-        if let timeToLive = options.timeToLive, timeToLive <= .zero {
-            throw StorageError(
-                .invalidConfiguration,
-                storage: "PostgresStorage",
-                message: "timeToLive must be positive, got \(timeToLive)"
-            )
+        if let error = StorageError.checkingLimits(
+            of: "PostgresStorage",
+            maximumCount: nil,
+            maximumCost: nil,
+            timeToLive: options.timeToLive,
+            expiry: options.expiry
+        ) {
+            throw error
         }
-        if let expiry = options.expiry,
-            let problem = expiry.configurationProblem(withTimeToLive: options.timeToLive)
-                ?? expiry.problemWithoutReadRules(in: "PostgresStorage")
-        {
+        if let problem = options.expiry?.problemWithoutReadRules(in: "PostgresStorage") {
             throw StorageError(.invalidConfiguration, storage: "PostgresStorage", message: problem)
         }
     }

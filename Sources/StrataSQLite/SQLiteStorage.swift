@@ -52,22 +52,19 @@ public final class SQLiteStorage: Sendable {
         func invalid(_ message: String) -> StorageError {
             StorageError(.invalidConfiguration, storage: "SQLiteStorage", message: message)
         }
-        if let limit = options.maximumByteCount, limit <= 0 {
-            throw invalid("maximumByteCount must be positive, got \(limit)")
+        if let error = StorageError.checkingLimits(
+            of: "SQLiteStorage",
+            maximumCount: options.maximumCount,
+            maximumCost: options.maximumByteCount,
+            timeToLive: options.timeToLive,
+            expiry: options.expiry
+        ) {
+            throw error
         }
-        if let limit = options.maximumCount, limit <= 0 {
-            throw invalid("maximumCount must be positive, got \(limit)")
-        }
-        if let timeToLive = options.timeToLive, timeToLive <= .zero {
-            throw invalid("timeToLive must be positive, got \(timeToLive)")
-        }
-        if let expiry = options.expiry {
-            if let problem = expiry.configurationProblem(withTimeToLive: options.timeToLive) {
-                throw invalid(problem)
-            }
-            if expiry.idleTime == nil, let problem = expiry.problemWithoutReadRules(in: "SQLiteStorage") {
-                throw invalid(problem)
-            }
+        if let expiry = options.expiry, expiry.idleTime == nil,
+            let problem = expiry.problemWithoutReadRules(in: "SQLiteStorage")
+        {
+            throw invalid(problem)
         }
         if options.maximumReaderCount < 1 {
             throw invalid("maximumReaderCount must be at least 1, got \(options.maximumReaderCount)")

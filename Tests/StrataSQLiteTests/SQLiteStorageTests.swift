@@ -200,6 +200,14 @@ import Testing
         } throws: { error in
             (error as? StorageError)?.code == .invalidConfiguration
         }
+        let bytes = #expect(throws: StorageError.self) { try open(SQLiteStorage.Options(maximumByteCount: limit)) }
+        #expect(bytes?.code == .invalidConfiguration)
+        #expect(bytes?.message.contains("maximumByteCount must be positive") == true)
+        let lifetime = #expect(throws: StorageError.self) {
+            try open(SQLiteStorage.Options(timeToLive: .seconds(Int64(limit))))
+        }
+        #expect(lifetime?.code == .invalidConfiguration)
+        #expect(lifetime?.message.contains("timeToLive must be positive") == true)
     }
 
     // MARK: Batches

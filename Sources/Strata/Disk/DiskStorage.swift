@@ -120,28 +120,22 @@ public final class DiskStorage: Sendable {
         self.observer = StorageObserver.make(storage: "DiskStorage", logger: options.logger, metrics: options.metrics)
         self.stripes = (0..<64).map { _ in Lock() }
         self.layout = try Self.openManifest(root: root, options: options)
-        func invalid(_ message: String) -> StorageError {
-            StorageError(.invalidConfiguration, storage: "DiskStorage", message: message)
+        if let error = StorageError.checkingLimits(
+            of: "DiskStorage",
+            maximumCount: options.maximumCount,
+            maximumCost: options.maximumByteCount,
+            timeToLive: options.timeToLive,
+            expiry: options.expiry
+        ) {
+            throw error
         }
-        if let limit = options.maximumByteCount, limit <= 0 {
-            throw invalid("maximumByteCount must be positive, got \(limit)")
-        }
-        if let limit = options.maximumCount, limit <= 0 {
-            throw invalid("maximumCount must be positive, got \(limit)")
-        }
-        if let timeToLive = options.timeToLive, timeToLive <= .zero {
-            throw invalid("timeToLive must be positive, got \(timeToLive)")
-        }
-        if let expiry = options.expiry {
-            if let problem = expiry.configurationProblem(withTimeToLive: options.timeToLive) {
-                throw invalid(problem)
-            }
-            if expiry.afterRead != nil, expiry.idleTime == nil {
-                throw invalid(
-                    "an Expiry with an afterRead rule would rewrite a file on every read; DiskStorage renews "
-                        + "lifetimes on reads only with Expiry.afterAccess, kept in each file's modification time"
-                )
-            }
+        if let expiry = options.expiry, expiry.afterRead != nil, expiry.idleTime == nil {
+            throw StorageError(
+                .invalidConfiguration,
+                storage: "DiskStorage",
+                message: "an Expiry with an afterRead rule would rewrite a file on every read; DiskStorage renews "
+                    + "lifetimes on reads only with Expiry.afterAccess, kept in each file's modification time"
+            )
         }
         let maximumCount = options.maximumCount ?? .max
         state = LockedState(

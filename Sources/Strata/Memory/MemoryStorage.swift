@@ -88,20 +88,15 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         logger: Logger? = nil,
         metrics: StorageMetrics? = nil
     ) throws(StorageError) {
-        func invalid(_ message: String) -> StorageError {
-            StorageError(.invalidConfiguration, storage: "MemoryStorage", message: message)
-        }
-        if let maximumCount, maximumCount <= 0 {
-            throw invalid("maximumCount must be positive, got \(maximumCount)")
-        }
-        if let maximumCost, maximumCost <= 0 {
-            throw invalid("maximumCost must be positive, got \(maximumCost)")
-        }
-        if let timeToLive, timeToLive <= .zero {
-            throw invalid("timeToLive must be positive, got \(timeToLive)")
-        }
-        if let problem = expiry?.configurationProblem(withTimeToLive: timeToLive) {
-            throw invalid(problem)
+        if let error = StorageError.checkingLimits(
+            of: "MemoryStorage",
+            maximumCount: maximumCount,
+            maximumCost: maximumCost,
+            costName: "maximumCost",
+            timeToLive: timeToLive,
+            expiry: expiry
+        ) {
+            throw error
         }
         self.init(
             unchecked: maximumCount ?? .max,
