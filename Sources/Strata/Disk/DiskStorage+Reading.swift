@@ -1,15 +1,6 @@
 public import Foundation
 import Logging
-import Synchronization
 import _StrataInternals
-
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 extension DiskStorage {
     // MARK: Reading

@@ -3,14 +3,6 @@ import Logging
 import Synchronization
 import _StrataInternals
 
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 extension DiskStorage {
     // MARK: Writing
 
