@@ -18,11 +18,15 @@ package final class StatisticsCounter: Sendable {
 
     /// Counts what an operation did, and publishes the counters when metrics are on.
     package func count(_ change: (inout StorageStatistics) -> Void) {
+        guard let observer else {
+            counters.withLock { change(&$0) }
+            return
+        }
         let counters = counters.withLock { counters in
             change(&counters)
             return counters
         }
-        observer?.publish(counters, now: clock.now().timeIntervalSince1970, countsEntries: false)
+        observer.publish(counters, now: clock.now().timeIntervalSince1970, countsEntries: false)
     }
 
     /// The counters with the database's totals, which also set the metrics' gauges.
