@@ -12,9 +12,10 @@ import _StrataInternals
 /// and a tool can edit it.
 ///
 /// The root holds `strata-objects.json`, the folder's configuration (format, version, layout,
-/// compression). Opening a non-empty folder without one fails with
-/// `StorageError.Code.invalidConfiguration`, a newer version or unknown option with
-/// `StorageError.Code.unsupported`; neither touches the folder.
+/// compression). It opens by the rules of every folder Strata keeps: a non-empty folder without
+/// one fails with `StorageError.Code.invalidConfiguration`, a damaged one with
+/// `StorageError.Code.corrupted`, a newer version or unknown option with
+/// `StorageError.Code.unsupported`; none touches the folder.
 ///
 /// Keys and attachment names are written into file names with every byte other than `a`-`z`,
 /// `0`-`9`, `-`, `_` and an inner `.` escaped as `%XX` (upper-case letters too, so two keys that
@@ -63,8 +64,10 @@ public final class ObjectFolder: ObjectStoreBackend {
     /// Opens (creating when needed) the folder at `url`.
     ///
     /// - Throws: `StorageError.Code.invalidConfiguration` when the folder holds files but no
-    ///   configuration, `StorageError.Code.unsupported` when its configuration is newer or asks
-    ///   for something this version cannot do, `StorageError.Code.io` when it cannot be created.
+    ///   configuration, or another program's; `StorageError.Code.corrupted` when the
+    ///   configuration is damaged; `StorageError.Code.unsupported` when it is newer or asks for
+    ///   something this version cannot do; `StorageError.Code.io` when the folder cannot be
+    ///   created. Nothing in the folder changes.
     public init(url: URL, options: Options = Options()) throws(StorageError) {
         self.url = url.standardizedFileURL
         self.options = options
@@ -392,83 +395,33 @@ public final class ObjectFolder: ObjectStoreBackend {
 
     // MARK: - Configuration
 
-    private struct Configuration: Codable {
-        var format: String
-        var version: Int
-        var layout: String
-        var compression: String
-    }
+    private static let manifestKind = FolderManifest.Kind(
+        fileName: configurationFileName,
+        format: "strata-objects",
+        newestVersion: formatVersion,
+        storage: "ObjectFolder"
+    )
 
+    /// Opens the folder by the rules every Strata folder follows (see `FolderManifest`); this
+    /// version reads layout `shelf`, uncompressed.
     private func openConfiguration() throws(StorageError) {
-        let configurationPath = "\(root)/\(Self.configurationFileName)"
-        func failure(_ code: StorageError.Code, _ message: String, _ underlying: (any Error)? = nil) -> StorageError {
-            StorageError(code, storage: "ObjectFolder", message: "\(root): \(message)", underlying: underlying)
-        }
-        let existing: FileBytes?
-        do {
-            try SystemCalls.makeFolders(
-                root,
-                permissions: mode_t(options.folderPermissions),
-                durable: options.isDurable
-            )
-            existing = try SystemCalls.readFile(configurationPath)
-        } catch {
-            throw failure(.io, "could not open the folder: \(error)", error)
-        }
-        if let existing {
-            let configuration: Configuration
-            do {
-                configuration = try JSONDecoder().decode(Configuration.self, from: Data(existing.bytes))
-            } catch {
-                throw failure(.corrupted, "\(Self.configurationFileName) is not a readable configuration", error)
-            }
-            guard configuration.format == "strata-objects" else {
-                throw failure(
-                    .invalidConfiguration,
-                    "\(Self.configurationFileName) describes '\(configuration.format)'"
+        _ = try Self.manifestKind.open(
+            root: root,
+            permissions: (options.filePermissions, options.folderPermissions),
+            durable: options.isDurable,
+            check: { manifest throws(FolderManifestError) in
+                guard manifest.layout == "shelf" else { throw .unsupported("layout '\(manifest.layout)'") }
+                guard let compression = manifest.compression else { throw .unreadable }
+                guard compression == "none" else { throw .unsupported("compression '\(compression)'") }
+            },
+            create: {
+                FolderManifest(
+                    format: "strata-objects",
+                    version: Self.formatVersion,
+                    layout: "shelf",
+                    compression: "none"
                 )
             }
-            guard configuration.version <= Self.formatVersion else {
-                throw failure(
-                    .unsupported,
-                    "the folder has format version \(configuration.version); this Strata reads up to \(Self.formatVersion)"
-                )
-            }
-            guard configuration.compression == "none", configuration.layout == "shelf" else {
-                throw failure(
-                    .unsupported,
-                    "the folder uses layout '\(configuration.layout)' and compression '\(configuration.compression)'; this Strata reads layout 'shelf' without compression"
-                )
-            }
-            return
-        }
-        let names: [String]
-        do {
-            names = try SystemCalls.contents(of: root) ?? []
-        } catch {
-            throw failure(.io, "could not list the folder: \(error)", error)
-        }
-        guard names.allSatisfy({ $0.hasPrefix(".") }) else {
-            throw failure(
-                .invalidConfiguration,
-                "the folder holds files but no \(Self.configurationFileName); it is not an object store, so nothing was changed"
-            )
-        }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let configuration = Configuration(
-            format: "strata-objects",
-            version: Self.formatVersion,
-            layout: "shelf",
-            compression: "none"
         )
-        do {
-            let data = try encoder.encode(configuration)
-            try write(data, to: configurationPath, in: root, key: Self.configurationFileName)
-        } catch let error as StorageError {
-            throw error
-        } catch {
-            throw failure(.encodingFailed, "could not encode the configuration", error)
-        }
     }
 }

@@ -81,6 +81,30 @@ import Testing
         #expect(error?.message.contains("strata-objects.json") == true)
     }
 
+    @Test func aConfigurationOfAnotherFormatIsAnotherProgramsAndFinderFilesDoNotCount() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        try Data(#"{"format":"strata.disk","version":2,"layout":"sha256-128/256"}"#.utf8)
+            .write(to: scratch.url.appendingPathComponent("strata-objects.json"))
+        let error = #expect(throws: StorageError.self) { try ObjectFolder(url: scratch.url) }
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.message.contains("format 'strata.disk'") == true)
+
+        let finder = try ScratchFolder()
+        defer { finder.remove() }
+        try Data().write(to: finder.url.appendingPathComponent(".DS_Store"))
+        try Data("{".utf8).write(to: finder.url.appendingPathComponent(".tmp-manifest-2147483646"))
+        _ = try ObjectFolder(url: finder.url)
+        #expect(finder.files() == [".DS_Store", "strata-objects.json"], "the dead writer's configuration is gone")
+
+        let hidden = try ScratchFolder()
+        defer { hidden.remove() }
+        try Data("mine".utf8).write(to: hidden.url.appendingPathComponent(".notes"))
+        let hiddenError = #expect(throws: StorageError.self) { try ObjectFolder(url: hidden.url) }
+        #expect(hiddenError?.code == .invalidConfiguration, "a hidden file of another program's is still its")
+        #expect(hidden.files() == [".notes"])
+    }
+
     @Test func aDamagedObjectIsNamedAndTheOthersStayReadable() async throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }

@@ -40,61 +40,39 @@ package enum DiskLayout: String, Sendable {
     }
 }
 
-/// The manifest at the root of a disk folder. `package`, like ``DiskRecordHeader``'s parsing, for
-/// the `StrataFuzz` target.
-package struct DiskManifest: Codable, Equatable {
-    static let formatName = "strata.disk"
-    static let currentVersion = 2
-
-    var format: String
-    var version: Int
-    var layout: String
+/// The manifest at the root of a disk folder, a ``FolderManifest`` of format `strata.disk`.
+/// `package`, like ``DiskRecordHeader``'s parsing, for the `StrataFuzz` target.
+package enum DiskManifest {
+    static let kind = FolderManifest.Kind(
+        fileName: DiskStorage.manifestName,
+        format: "strata.disk",
+        newestVersion: 2,
+        storage: "DiskStorage"
+    )
 
     /// The manifest of a new folder.
-    static let current = DiskManifest(layout: .flat)
+    package static let current = of(.flat)
 
     /// The manifest of a folder of `layout`: version 2 for the flat layout, 1 for the nested one.
-    init(layout: DiskLayout) {
-        self.format = Self.formatName
-        self.version = layout == .flat ? 2 : 1
-        self.layout = layout.rawValue
+    static func of(_ layout: DiskLayout) -> FolderManifest {
+        FolderManifest(format: kind.format, version: layout == .flat ? 2 : 1, layout: layout.rawValue)
     }
 
-    /// The layout the manifest's version and layout name.
-    var diskLayout: DiskLayout {
-        version >= 2 ? .flat : .nested
+    /// The layout a manifest's version names: version 1 wrote only the nested layout; from
+    /// version 2 the name must be the flat one.
+    static func layout(of manifest: FolderManifest) throws(FolderManifestError) -> DiskLayout {
+        if manifest.version == 1 { return .nested }
+        guard manifest.layout == DiskLayout.flat.rawValue else {
+            throw .unsupported("layout '\(manifest.layout)'")
+        }
+        return .flat
     }
 
     /// Decodes a manifest, or says why the bytes are not one Strata can open.
-    package static func decode(_ data: Data) throws(DiskManifestError) -> DiskManifest {
-        guard let manifest = try? JSONDecoder().decode(DiskManifest.self, from: data) else {
-            throw .unreadable
-        }
-        guard manifest.format == formatName else { throw .foreignFormat(manifest.format) }
-        guard manifest.version <= currentVersion else { throw .newerVersion(manifest.version) }
-        guard manifest.version >= 1 else { throw .unreadable }
-        // Version 1 wrote only the nested layout; from version 2 the name must be the flat one.
-        guard manifest.version == 1 || manifest.layout == DiskLayout.flat.rawValue else {
-            throw .unknownLayout(manifest.layout)
-        }
+    package static func decode(_ data: Data) throws(FolderManifestError) -> FolderManifest {
+        let manifest = try kind.decode(data)
+        _ = try layout(of: manifest)
         return manifest
-    }
-}
-
-package enum DiskManifestError: Error, Equatable, CustomStringConvertible {
-    case unreadable
-    case foreignFormat(String)
-    case newerVersion(Int)
-    case unknownLayout(String)
-
-    package var description: String {
-        switch self {
-        case .unreadable: "the manifest is not valid JSON of the expected shape"
-        case .foreignFormat(let format): "the manifest names format '\(format)', not '\(DiskManifest.formatName)'"
-        case .newerVersion(let version):
-            "the folder has format version \(version); this build reads up to \(DiskManifest.currentVersion)"
-        case .unknownLayout(let layout): "the manifest names layout '\(layout)', which this build does not know"
-        }
     }
 }
 
@@ -167,91 +145,41 @@ extension DiskStorage {
         TemporaryFiles.removeIfAbandoned(name, in: absolutePath(folder))
     }
 
-    /// Removes the temporary manifests and index snapshots at the root that processes which no
-    /// longer run left (one killed between writing the file and renaming it).
-    private static func removeStaleTemporaryManifests(root: String) throws(SystemCallError) {
-        for name in try SystemCalls.contents(of: root) ?? [] {
-            TemporaryFiles.removeIfAbandoned(name, in: root, tag: "manifest")
-            TemporaryFiles.removeIfAbandoned(name, in: root, tag: "index")
-        }
-    }
-
     /// Writes the manifest of this storage's layout, for a folder removed behind its back.
     func writeManifest() throws(SystemCallError) {
-        try Self.writeManifest(DiskManifest(layout: layout), root: root, options: options)
-    }
-
-    private static func writeManifest(_ manifest: DiskManifest, root: String, options: Options) throws(SystemCallError)
-    {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let data = (try? encoder.encode(manifest)) ?? Data()
-        let path = root + "/" + manifestName
-        let temporary = root + "/" + TemporaryFiles.name(tag: "manifest")
-        try SystemCalls.writeAtomically(
-            data,
-            to: path,
-            temporaryPath: temporary,
-            folder: root,
-            permissions: mode_t(options.filePermissions),
+        try DiskManifest.kind.write(
+            DiskManifest.of(layout),
+            root: root,
+            permissions: options.filePermissions,
             durable: options.isDurable
         )
     }
 
-    /// Checks the manifest at `root` and returns the layout it names; in a new or empty folder,
-    /// makes the value folders of the current layout and then writes the manifest, so a folder
-    /// with a manifest has all its value folders.
+    /// Checks the manifest at `root` and returns the layout it names (see ``FolderManifest`` for
+    /// the rules); in a new or empty folder, makes the value folders of the current layout
+    /// before the manifest is written, so a folder with a manifest has all its value folders.
+    /// Also removes the index snapshots at the root that processes which no longer run left
+    /// (one killed between writing the file and renaming it).
     static func openManifest(root: String, options: Options) throws(StorageError) -> DiskLayout {
-        let manifestPath = root + "/" + manifestName
-        do {
-            let layout: DiskLayout
-            if let manifest = try SystemCalls.readFile(manifestPath) {
-                do {
-                    layout = try DiskManifest.decode(Data(manifest.bytes)).diskLayout
-                } catch {
-                    if case .newerVersion = error {
-                        throw StorageError(.unsupported, storage: "DiskStorage", message: "\(root): \(error)")
-                    }
-                    throw StorageError(
-                        .invalidConfiguration,
-                        storage: "DiskStorage",
-                        message: "\(root) is not a Strata disk folder: \(error)",
-                        underlying: error
-                    )
+        let valueFolders = Set(DiskLayout.flat.folders)
+        var layout = DiskLayout.flat
+        _ = try DiskManifest.kind.open(
+            root: root,
+            permissions: (options.filePermissions, options.folderPermissions),
+            durable: options.isDurable,
+            ownsEntry: { valueFolders.contains($0) },
+            check: { manifest throws(FolderManifestError) in layout = try DiskManifest.layout(of: manifest) },
+            create: { () throws(SystemCallError) in
+                for folder in DiskLayout.flat.folders {
+                    try SystemCalls.makeFolder(root + "/" + folder, permissions: mode_t(options.folderPermissions))
                 }
-            } else {
-                // A first open that crashed before renaming its manifest leaves only the
-                // temporary one, and perhaps some value folders: that folder is Strata's.
-                let valueFolders = Set(DiskManifest.current.diskLayout.folders)
-                let existing = (try SystemCalls.contents(of: root) ?? []).filter {
-                    TemporaryFiles.isAbandoned($0, tag: "manifest") == nil && !valueFolders.contains($0)
-                }
-                if !existing.isEmpty {
-                    throw StorageError(
-                        .invalidConfiguration,
-                        storage: "DiskStorage",
-                        message: "\(root) holds \(existing.count) entries but no \(manifestName): "
-                            + "it is not a Strata disk folder, so nothing was changed"
-                    )
-                }
-                layout = DiskManifest.current.diskLayout
-                let permissions = mode_t(options.folderPermissions)
-                try SystemCalls.makeFolders(root, permissions: permissions, durable: options.isDurable)
-                for folder in layout.folders {
-                    try SystemCalls.makeFolder(root + "/" + folder, permissions: permissions)
-                }
-                if options.isDurable { try SystemCalls.syncFolder(root) }
-                try writeManifest(DiskManifest.current, root: root, options: options)
+                return DiskManifest.current
             }
-            try removeStaleTemporaryManifests(root: root)
-            return layout
-        } catch let error as SystemCallError {
-            throw StorageError(.io, storage: "DiskStorage", message: "cannot open \(root): \(error)", underlying: error)
-        } catch let error as StorageError {
-            throw error
-        } catch {
-            throw StorageError(.io, storage: "DiskStorage", message: "cannot open \(root): \(error)", underlying: error)
+        )
+        for name in (try? SystemCalls.contents(of: root)) ?? [] {
+            TemporaryFiles.removeIfAbandoned(name, in: root, tag: "index")
         }
+        return layout
     }
 
     /// What reading one file's header when opening found.

@@ -92,8 +92,10 @@ public final class DiskStorage: Sendable {
     ///
     /// - Throws: ``StorageError`` code ``StorageError/Code/invalidConfiguration`` when the folder
     ///   holds files but is not a Strata folder or an option is out of range,
-    ///   ``StorageError/Code/unsupported`` when a newer format wrote it, ``StorageError/Code/io``
-    ///   when it cannot be created or read. Nothing in the folder is changed on failure.
+    ///   ``StorageError/Code/corrupted`` when its manifest is damaged,
+    ///   ``StorageError/Code/unsupported`` when a newer format or an unknown layout wrote it,
+    ///   ``StorageError/Code/io`` when it cannot be created or read. Nothing in the folder is
+    ///   changed on failure.
     public convenience init(
         folder: String,
         in location: Location = .caches,

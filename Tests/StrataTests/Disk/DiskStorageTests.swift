@@ -375,7 +375,7 @@ import Testing
         let folders = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.count == 2 }
         #expect(folders.count == 256, "every value folder is made with the store")
         let manifest = try #require(FileManager.default.contents(atPath: folder.path + "/" + DiskStorage.manifestName))
-        #expect(try DiskManifest.decode(manifest) == .current)
+        #expect(try DiskManifest.decode(manifest) == DiskManifest.current)
     }
 
     @Test func openingAFolderOfAnotherProgramFailsAndChangesNothing() throws {
