@@ -317,8 +317,8 @@ extension DiskStorage {
     public func removeAll() throws(StorageError) {
         let observation = beginObservation()
         defer { endObservation(.remove, observation) }
-        for stripe in stripes { stripe.lock() }
-        defer { for stripe in stripes { stripe.unlock() } }
+        for stripe in stripes.all { stripe.lock() }
+        defer { for stripe in stripes.all { stripe.unlock() } }
         do throws(SystemCallError) {
             try forEachRecordFile { (relativePath, _, _) throws(SystemCallError) in
                 try SystemCalls.remove(absolutePath(relativePath))

@@ -80,7 +80,7 @@ public final class DiskStorage: Sendable {
     let state: LockedState<State>
     /// Writers of keys whose digests share a first byte take the same lock, for the rename and
     /// the index update together; readers never take it.
-    let stripes: [Lock]
+    let stripes: Striped<Lock>
     let temporaryCounter = Atomic<UInt64>(0)
     let name: String
     /// The logger and metrics of ``Options/logger`` and ``Options/metrics``, or `nil` for neither.
@@ -120,7 +120,7 @@ public final class DiskStorage: Sendable {
         self.root = url.standardizedFileURL.path
         self.name = "DiskStorage"
         self.observer = StorageObserver.make(storage: "DiskStorage", logger: options.logger, metrics: options.metrics)
-        self.stripes = (0..<64).map { _ in Lock() }
+        self.stripes = Striped(count: 64) { Lock() }
         self.layout = try Self.openManifest(root: root, options: options)
         if let error = StorageError.checkingLimits(
             of: "DiskStorage",
@@ -245,7 +245,7 @@ public final class DiskStorage: Sendable {
 
     func stripe(for digest: String) -> Lock {
         let byte = digest.utf8.prefix(2).reduce(0) { $0 &* 16 &+ Int(hexValue($1)) }
-        return stripes[byte % stripes.count]
+        return stripes[hash: byte]
     }
 
     func hexValue(_ character: UInt8) -> UInt8 {

@@ -1,5 +1,5 @@
 import Synchronization
-import _StrataInternals
+public import _StrataInternals
 
 /// Keeps a layered storage's read-through backfill from overwriting a newer write.
 ///
@@ -22,17 +22,16 @@ package final class WriteGate: Sendable {
         init() {}
     }
 
-    @usableFromInline let stripes: [Stripe]
+    @usableFromInline let stripes: Striped<Stripe>
 
     @usableFromInline
     package init(stripeCount: Int = 64) {
-        stripes = (0..<stripeCount).map { _ in Stripe() }
+        stripes = Striped(count: stripeCount) { Stripe() }
     }
 
     @usableFromInline
     package func stripe<Key: Hashable>(for key: Key) -> Stripe {
-        let hash = UInt(bitPattern: key.hashValue)
-        return stripes[Int(hash % UInt(stripes.count))]
+        stripes[key: key]
     }
 
     /// The generation of `stripe`, read before a layered read begins.
@@ -62,11 +61,11 @@ package final class WriteGate: Sendable {
     /// two holders cannot wait for each other.
     @usableFromInline
     func writeAll<Result>(_ body: () async throws(StorageError) -> Result) async throws(StorageError) -> Result {
-        for stripe in stripes {
+        for stripe in stripes.all {
             await stripe.mutex.lock()
         }
         defer {
-            for stripe in stripes {
+            for stripe in stripes.all {
                 stripe.generation.add(1, ordering: .releasing)
                 stripe.mutex.unlock()
             }

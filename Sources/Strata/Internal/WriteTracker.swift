@@ -41,7 +41,7 @@ final class WriteTracker: Sendable {
     /// filling the front.
     @usableFromInline
     func stripe<Key: Hashable>(for key: Key) -> Int {
-        Int(UInt(bitPattern: key.hashValue) % UInt(Self.stripeCount))
+        Striping.index(of: key, count: Self.stripeCount)
     }
 
     /// Notes the generation of `key`'s stripe, before a read of the back begins.
