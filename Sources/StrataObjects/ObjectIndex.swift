@@ -1,3 +1,5 @@
+package import Strata
+
 /// A property of `Object` that an indexing backend (an ``IndexedObjectStoreBackend``) keeps
 /// beside each record, so queries on it are answered by the database instead of by decoding every
 /// object.
@@ -28,5 +30,36 @@ public struct ObjectIndex<Object>: Sendable {
     /// The value this index keeps for `object`, or `nil` for none.
     public func value(of object: Object) -> IndexValue? {
         extract(object)
+    }
+}
+
+extension ObjectIndex {
+    /// Throws the error every indexing backend throws when two of `indexes` share a name.
+    package static func checkNamesAreUnique(_ indexes: [ObjectIndex], storage: String) throws(StorageError) {
+        let names = indexes.map(\.name)
+        guard Set(names).count == names.count else {
+            throw StorageError(
+                .invalidConfiguration,
+                storage: storage,
+                message: "index names must be unique, got \(names)"
+            )
+        }
+    }
+
+    /// The index of `indexes` named `name`, or the error every indexing backend throws for a
+    /// query on an index it does not keep.
+    package static func named(
+        _ name: String,
+        in indexes: [ObjectIndex],
+        storage: String
+    ) throws(StorageError) -> ObjectIndex {
+        guard let index = indexes.first(where: { $0.name == name }) else {
+            throw StorageError(
+                .invalidConfiguration,
+                storage: storage,
+                message: "there is no index named '\(name)'; the indexes are \(indexes.map(\.name))"
+            )
+        }
+        return index
     }
 }

@@ -28,12 +28,7 @@ extension PostgresStorage {
         let table = table
         let channel = channel
         try await performPrepared("cannot create the table \(table)", key: nil) { connection in
-            try await connection.withTransaction(logger: Self.logger) { connection in
-                // Serializes schema changes between processes opening the same table at once.
-                try await connection.query(
-                    "SELECT pg_advisory_xact_lock(hashtext(\(table)))",
-                    logger: Self.logger
-                )
+            try await connection.changingSchema(of: table, logger: Self.logger) { connection in
                 try await connection.query(
                     """
                     CREATE TABLE IF NOT EXISTS \(unescaped: table) (

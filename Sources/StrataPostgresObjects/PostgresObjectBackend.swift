@@ -64,24 +64,13 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
                 message: "the table name '\(table)' is not lowercase letters, digits and underscores (at most 48)"
             )
         }
-        let names = indexes.map(\.name)
-        if Set(names).count != names.count {
-            throw StorageError(
-                .invalidConfiguration,
-                storage: "PostgresObjectBackend",
-                message: "index names must be unique, got \(names)"
-            )
-        }
+        try ObjectIndex.checkNamesAreUnique(indexes, storage: "PostgresObjectBackend")
         self.storage = storage
         self.table = table
         self.indexes = indexes
         self.name = "PostgresObjectBackend(\(table))"
         try await perform("cannot create the table \(table)", key: nil) { connection in
-            try await connection.withTransaction(logger: PostgresStorage.logger) { connection in
-                try await connection.query(
-                    "SELECT pg_advisory_xact_lock(hashtext(\(table)))",
-                    logger: PostgresStorage.logger
-                )
+            try await connection.changingSchema(of: table, logger: PostgresStorage.logger) { connection in
                 try await connection.query(
                     """
                     CREATE TABLE IF NOT EXISTS \(unescaped: table) (
@@ -451,13 +440,7 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
     /// - Throws: `StorageError/Code/invalidConfiguration` when no index is named `query.index`,
     ///   or the errors of the storage's operations.
     public func keys(matching query: IndexQuery) async throws(StorageError) -> [String] {
-        guard let index = indexes.first(where: { $0.name == query.index }) else {
-            throw StorageError(
-                .invalidConfiguration,
-                storage: name,
-                message: "there is no index named '\(query.index)'; the indexes are \(indexNames)"
-            )
-        }
+        let index = try ObjectIndex.named(query.index, in: indexes, storage: name)
         let statement = Self.statement(for: query, table: table)
         let table = table
         return try await perform("cannot query the index '\(query.index)'", key: nil) { connection in

@@ -62,14 +62,7 @@ public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObj
         self.path = path
         self.indexes = indexes
         self.name = "SQLiteObjectBackend(\(path))"
-        let names = indexes.map(\.name)
-        if Set(names).count != names.count {
-            throw StorageError(
-                .invalidConfiguration,
-                storage: "SQLiteObjectBackend",
-                message: "index names must be unique, got \(names)"
-            )
-        }
+        try ObjectIndex.checkNamesAreUnique(indexes, storage: "SQLiteObjectBackend")
         var configuration = Configuration()
         configuration.label = "Strata.SQLiteObjectBackend"
         configuration.busyMode = .timeout(busyTimeout.timeInterval)
@@ -409,13 +402,7 @@ public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObj
     /// - Throws: `StorageError/Code/invalidConfiguration` when no index is named `query.index`,
     ///   `StorageError/Code/io` when SQLite fails.
     public func keys(matching query: IndexQuery) async throws(StorageError) -> [String] {
-        guard let index = indexes.first(where: { $0.name == query.index }) else {
-            throw StorageError(
-                .invalidConfiguration,
-                storage: name,
-                message: "there is no index named '\(query.index)'; the indexes are \(indexNames)"
-            )
-        }
+        let index = try ObjectIndex.named(query.index, in: indexes, storage: name)
         var sql = "SELECT key FROM strata_object_index_values WHERE name = ?"
         var arguments: StatementArguments = [query.index]
         for (comparison, value) in query.condition.comparisons {
