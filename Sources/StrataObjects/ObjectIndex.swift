@@ -1,3 +1,4 @@
+package import Foundation
 package import Strata
 
 /// A property of `Object` that an indexing backend (an ``IndexedObjectStoreBackend``) keeps
@@ -61,5 +62,31 @@ extension ObjectIndex {
             )
         }
         return index
+    }
+}
+
+extension Array {
+    /// The values `record` has in each of these indexes, by name, in the order they were declared
+    /// (an index with no value for it is left out), or the error every indexing backend throws
+    /// for a record that does not decode: it is refused, not stored unindexed.
+    package func values<Object: Decodable>(
+        of record: Data,
+        key: String,
+        storage: String
+    ) throws(StorageError) -> [(name: String, value: IndexValue)] where Element == ObjectIndex<Object> {
+        guard !isEmpty else { return [] }
+        let object: Object
+        do {
+            object = try JSONDecoder().decode(Object.self, from: record)
+        } catch {
+            throw StorageError(
+                .decodingFailed,
+                key: key,
+                storage: storage,
+                message: "the record does not decode as \(Object.self), so it cannot be indexed; nothing was written",
+                underlying: error
+            )
+        }
+        return compactMap { index in index.value(of: object).map { (index.name, $0) } }
     }
 }

@@ -344,22 +344,9 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
 
     /// The JSON object of `record`'s index values, by index name.
     private func indexValues(of record: Data, key: String) throws(StorageError) -> String {
-        guard !indexes.isEmpty else { return "{}" }
-        let object: Object
-        do {
-            object = try JSONDecoder().decode(Object.self, from: record)
-        } catch {
-            throw StorageError(
-                .decodingFailed,
-                key: key,
-                storage: name,
-                message: "the record does not decode as \(Object.self), so it cannot be indexed; nothing was written",
-                underlying: error
-            )
-        }
         var values: [String: JSONIndexValue] = [:]
-        for index in indexes {
-            if let value = index.value(of: object) { values[index.name] = JSONIndexValue(value: value) }
+        for (name, value) in try indexes.values(of: record, key: key, storage: name) {
+            values[name] = JSONIndexValue(value: value)
         }
         do {
             return String(decoding: try JSONEncoder().encode(values), as: UTF8.self)

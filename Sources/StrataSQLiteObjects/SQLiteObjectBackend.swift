@@ -288,25 +288,7 @@ public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObj
     public func setRecord(_ record: Data, forKey key: String) async throws(StorageError) -> Bool {
         let key = normalized(key)
         let storedKey = Data(key.utf8)
-        var indexValues: [(name: String, value: IndexValue)] = []
-        if !indexes.isEmpty {
-            let object: Object
-            do {
-                object = try JSONDecoder().decode(Object.self, from: record)
-            } catch {
-                throw StorageError(
-                    .decodingFailed,
-                    key: key,
-                    storage: name,
-                    message:
-                        "the record does not decode as \(Object.self), so it cannot be indexed; nothing was written",
-                    underlying: error
-                )
-            }
-            for index in indexes {
-                if let value = index.value(of: object) { indexValues.append((index.name, value)) }
-            }
-        }
+        let indexValues = try indexes.values(of: record, key: key, storage: name)
         let hasIndexes = !indexes.isEmpty
         let values = indexValues
         do {
