@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Strata
+import _StrataInternals
 
 #if canImport(Glibc)
 import Glibc

@@ -3,6 +3,7 @@ import Foundation
 import Strata
 import StrataPostgres
 import StrataSQLite
+import _StrataInternals
 
 /// A source that takes a while to answer, standing in for a network or a database.
 struct SlowSource: ReadableStorage {
@@ -212,22 +213,7 @@ struct Demo: AsyncParsableCommand {
     }
 }
 
-/// A small deterministic random generator, so every run of the demo tells the same story.
-struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SplitMix64 {
     /// A number below `bound`, small ones more likely (roughly Zipf-like).
     mutating func skewed(below bound: Int) -> Int {
         let uniform = Double(next() >> 11) / Double(1 << 53)

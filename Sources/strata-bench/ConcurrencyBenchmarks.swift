@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import _StrataInternals
 
 /// Figures for reads and writes from several tasks at once: `memory.concurrent.get.hit.<T>` and
 /// `memory.concurrent.mixed.<T>`, with T tasks (1, 2 and the core count) each running its own

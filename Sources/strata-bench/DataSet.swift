@@ -1,4 +1,5 @@
 import Foundation
+import _StrataInternals
 
 /// The keys and values the figures store: by default 100,000 `String` keys `key-<i>` with
 /// 100-byte `Data` values, each value distinct.
@@ -32,23 +33,5 @@ struct DataSet {
     /// A key that is not in the data set, of the same shape as the keys that are.
     func missingKey(_ index: Int) -> String {
         "key-\(count + index)"
-    }
-}
-
-/// A small, fast, seeded generator (Steele, Lea and Flood's SplitMix64), so that every run
-/// probes the keys in the same order.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return mixed ^ (mixed >> 31)
     }
 }

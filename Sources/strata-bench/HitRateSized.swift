@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import _StrataInternals
 
 /// `strata-bench hitrate --sized`: the same traces with a size per key, drawn from a heavy-tailed
 /// distribution, replayed through caches limited by total cost (bytes) instead of count. Reports

@@ -253,7 +253,7 @@ extension Benchmark {
 
 // Each loop folds what it reads into one integer for the black hole.
 
-private func readAll(_ keys: [String], from storage: MemoryStorage<String, Data>) {
+func readAll(_ keys: [String], from storage: MemoryStorage<String, Data>) {
     var sum = 0
     for key in keys {
         sum &+= storage.value(forKey: key)?.count ?? -1
@@ -261,7 +261,7 @@ private func readAll(_ keys: [String], from storage: MemoryStorage<String, Data>
     blackHole(sum)
 }
 
-private func readAll(_ keys: [String], from dictionary: MutexDictionary) {
+func readAll(_ keys: [String], from dictionary: MutexDictionary) {
     var sum = 0
     for key in keys {
         sum &+= dictionary.value(forKey: key)?.count ?? -1
@@ -269,7 +269,7 @@ private func readAll(_ keys: [String], from dictionary: MutexDictionary) {
     blackHole(sum)
 }
 
-private func readAll(_ keys: [NSString], from cache: NSCache<NSString, NSData>) {
+func readAll(_ keys: [NSString], from cache: NSCache<NSString, NSData>) {
     var sum = 0
     for key in keys {
         sum &+= cache.object(forKey: key)?.length ?? -1
@@ -282,7 +282,7 @@ private func readAll(_ keys: [NSString], from cache: NSCache<NSString, NSData>) 
 // executor after every `await`, about 25 ns here even when nothing suspends: the loop's cost, not
 // the storage's.
 @concurrent
-private func readAll(
+func readAll(
     _ keys: [String],
     from storage: some ReadableStorage<String, Int>
 ) async throws(StorageError) {

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataObjects
+import _StrataInternals
 
 #if canImport(Darwin)
 import Darwin

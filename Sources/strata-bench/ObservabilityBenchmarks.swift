@@ -24,20 +24,8 @@ extension Benchmark {
             let probes = data.randomIndices(memoryOperations).map { data.keys[$0] }
             return Workloads(
                 operations: probes.count,
-                subject: {
-                    var sum = 0
-                    for key in probes {
-                        sum &+= storage.value(forKey: key)?.count ?? -1
-                    }
-                    blackHole(sum)
-                },
-                baseline: {
-                    var sum = 0
-                    for key in probes {
-                        sum &+= dictionary.value(forKey: key)?.count ?? -1
-                    }
-                    blackHole(sum)
-                }
+                subject: { readAll(probes, from: storage) },
+                baseline: { readAll(probes, from: dictionary) }
             )
         }
     }

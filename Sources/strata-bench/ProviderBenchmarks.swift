@@ -206,14 +206,6 @@ private func readAll(
     blackHole(sum)
 }
 
-private func readAll(_ keys: [String], from storage: MemoryStorage<String, Data>) {
-    var sum = 0
-    for key in keys {
-        sum &+= storage.value(forKey: key)?.count ?? -1
-    }
-    blackHole(sum)
-}
-
 /// Holds the callers of ``pass()`` until ``open()``; ``close()`` makes later callers wait again.
 /// Any task may use it.
 final class BurstGate: Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import _StrataInternals
 
 /// A sequence of key requests replayed through caches by `strata-bench hitrate`.
 ///
@@ -107,35 +108,13 @@ struct ZipfSampler {
     }
 }
 
-/// The traces' seeded generator (SplitMix64), independent of the other figures' generator so
-/// that changing one never changes the other.
-struct TraceRandom {
-    private var state: UInt64
+/// The traces draw from their own ``SplitMix64`` (seeded apart from the other figures' one, so
+/// that changing one never changes the other).
+typealias TraceRandom = SplitMix64
 
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return mixed ^ (mixed >> 31)
-    }
-
-    /// A double uniformly distributed in [0, 1).
-    mutating func nextUnitDouble() -> Double {
-        Double(next() >> 11) * 0x1.0p-53
-    }
-
-    /// A value uniformly distributed in 0..<bound.
-    mutating func next(below bound: Int) -> Int {
-        Int(truncatingIfNeeded: next().multipliedFullWidth(by: UInt64(bound)).high)
-    }
-
+extension SplitMix64 {
     /// A uniformly random permutation of 0..<count (Fisher–Yates).
-    static func permutation(_ count: Int, using random: inout TraceRandom) -> [Int] {
+    static func permutation(_ count: Int, using random: inout SplitMix64) -> [Int] {
         var result = Array(0..<count)
         for index in stride(from: count - 1, to: 0, by: -1) {
             result.swapAt(index, random.next(below: index + 1))
