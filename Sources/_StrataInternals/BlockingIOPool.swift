@@ -93,6 +93,7 @@ package final class BlockingIOPool: TaskExecutor, @unchecked Sendable {
     ///
     /// The body runs to completion once it has started: cancelling the calling task does not stop
     /// a system call under way.
+    @inlinable
     package func run<Result: Sendable, Failure: Error>(
         _ body: @Sendable () throws(Failure) -> Result
     ) async throws(Failure) -> Result {
@@ -167,7 +168,8 @@ package final class BlockingIOPool: TaskExecutor, @unchecked Sendable {
 
     /// Runs `body` where the task's executor preference says: on the pool, inside ``run(_:)``.
     @concurrent
-    private static func execute<Result: Sendable, Failure: Error>(
+    @usableFromInline
+    static func execute<Result: Sendable, Failure: Error>(
         _ body: @Sendable () throws(Failure) -> Result
     ) async -> Swift.Result<Result, Failure> {
         Swift.Result { () throws(Failure) -> Result in try body() }
@@ -175,7 +177,8 @@ package final class BlockingIOPool: TaskExecutor, @unchecked Sendable {
 
     /// Hops to the global concurrent executor (the task has no executor preference any more).
     @concurrent
-    private static func leavePool() async {}
+    @usableFromInline
+    static func leavePool() async {}
 
     /// Queues a task's job to run on one of the pool's threads.
     package func enqueue(_ job: consuming ExecutorJob) {
