@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Instructions per read of memory.get.hit, memory.mapped.get.hit and their locked dictionary,
+# Instructions per operation of memory.get.hit, memory.mapped.get.hit and their locked
+# dictionary (and of any other figure `strata-bench instructions` knows, named after the counts),
 # counted by callgrind: the same on every run, whatever else the machine does.
 #
-#   scripts/instructions.sh [LOW HIGH]
+#   scripts/instructions.sh [LOW HIGH [FIGURE...]]
 #
 # Each figure runs at LOW and at HIGH reads (default 100000 and 300000) on one thread
 # (`strata-bench instructions`); the instructions per read are the difference in instructions
@@ -12,6 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 low=${1:-100000}
 high=${2:-300000}
+extra=("${@:3}")
 command -v valgrind > /dev/null || { echo "instructions.sh: valgrind is not installed (apt-get install valgrind)" >&2; exit 1; }
 
 swift build -c release --product strata-bench > /dev/null
@@ -28,9 +30,9 @@ instructions() {
     awk '/^summary:/ { print $2 }' "$work/out"
 }
 
-printf '%-24s %12s\n' figure "instr/read"
+printf '%-24s %12s\n' figure "instr/op"
 declare -A per
-for figure in mutex-dictionary memory.get.hit memory.mapped.get.hit; do
+for figure in mutex-dictionary memory.get.hit memory.mapped.get.hit "${extra[@]}"; do
     a=$(instructions "$figure" "$low")
     b=$(instructions "$figure" "$high")
     per[$figure]=$(awk -v a="$a" -v b="$b" -v l="$low" -v h="$high" 'BEGIN { printf "%.1f", (b - a) / (h - l) }')

@@ -19,11 +19,16 @@ enum InstructionsCommand {
           memory.get.hit         MemoryStorage<String, Data>, unbounded, synchronous reads
           memory.mapped.get.hit  the same storage through mapKeys, mapValues both ways and
                                  mapValues to the byte count, awaited
+          memory.get.hit.POLICY  reads of a storage bounded to the data set's size, evicting by
+                                 POLICY (lru, w-tinylfu, s3-fifo or default), as the figure
+          memory.set             synchronous sets of keys already stored, as the figure
           mutex-dictionary       the [String: Data] behind a lock that memory.get.hit is
                                  measured against
         """
 
-    static let figures = ["memory.get.hit", "memory.mapped.get.hit", "mutex-dictionary"]
+    static let figures =
+        ["memory.get.hit", "memory.mapped.get.hit", "memory.set", "mutex-dictionary"]
+        + Benchmark.policies.map { "memory.get.hit.\($0.name)" }
 
     /// Runs the command; returns the process's exit status.
     nonisolated(nonsending) static func run(arguments: [String]) async -> Int32 {
@@ -51,6 +56,18 @@ enum InstructionsCommand {
                 FileHandle.standardError.write(Data("strata-bench: \(error)\n".utf8))
                 return 1
             }
+        case "memory.set":
+            let storage = MemoryStorage<String, Data>.filled(with: data)
+            let indices = data.randomIndices(count)
+            for index in indices { storage.set(data.values[(index + 1) % data.count], forKey: data.keys[index]) }
+            sum = storage.count
+        case let figure where figure.hasPrefix("memory.get.hit."):
+            let name = figure.dropFirst("memory.get.hit.".count)
+            guard let policy = Benchmark.policies.first(where: { $0.name == name })?.policy,
+                let storage = try? MemoryStorage<String, Data>(maximumCount: data.count, evictionPolicy: policy)
+            else { return 2 }
+            for (key, value) in zip(data.keys, data.values) { storage.set(value, forKey: key) }
+            for key in probes { sum &+= storage.value(forKey: key)?.count ?? -1 }
         default:
             let dictionary = MutexDictionary.filled(with: data)
             for key in probes { sum &+= dictionary.value(forKey: key)?.count ?? -1 }

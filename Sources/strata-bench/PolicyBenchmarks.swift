@@ -5,9 +5,7 @@ import Strata
 /// `memory.set.evicting.<policy>`, each against ``MutexDictionary`` like the figures they extend.
 extension Benchmark {
     /// The policies measured, with the names `strata-bench hitrate` prints.
-    static let policies: [(name: String, policy: EvictionPolicy)] = [
-        ("lru", .leastRecentlyUsed), ("w-tinylfu", .wTinyLFU), ("s3-fifo", .s3FIFO), ("default", .default),
-    ]
+    static let policies = HitRateCommand.policies
 
     /// Operations per round of a policy figure: half of ``memoryOperations``, to keep the whole run
     /// under a minute with eight more figures.

@@ -312,18 +312,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         let current = lifetime == nil ? 0 : now()
         let expiry = lifetime.map { current + $0.timeInterval } ?? .infinity
         var removed = cache.makeRemoved()
-        if let observer {
-            observed(.set, observer) {
-                cache.set(
-                    value,
-                    forKey: key,
-                    cost: cost,
-                    expiry: expiry,
-                    now: { lifetime == nil ? now() : current },
-                    removed: &removed
-                )
-            }
-        } else {
+        func store(_ removed: inout CacheIndex<Key, Value>.Removed) {
             cache.set(
                 value,
                 forKey: key,
@@ -333,6 +322,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
                 removed: &removed
             )
         }
+        if let observer { observed(.set, observer) { store(&removed) } } else { store(&removed) }
         cache.publish(removed)
         _ = consume removed
     }

@@ -159,6 +159,17 @@ struct TinyLFURegions {
         links.prefetch(slot)
     }
 
+    /// Starts loading what recording `accesses` reads, in `counters` and here: every entry's
+    /// counters and region first, then, once those are on their way, its neighbours' links.
+    /// A hint: nothing changes.
+    func prefetch(_ accesses: UnsafeBufferPointer<PendingAccess>, counters: borrowing FrequencySketch) {
+        for access in accesses {
+            counters.prefetch(access.hash)
+            prefetch(access.slot)
+        }
+        for access in accesses { prefetchNeighbours(of: access.slot) }
+    }
+
     /// Starts loading the links of `slot`'s neighbours, which ``access(_:)`` changes; worth
     /// calling once `slot`'s own links have arrived. A hint: nothing changes.
     func prefetchNeighbours(of slot: Int) {

@@ -58,11 +58,7 @@ final class WTinyLFUQueue: EvictionQueue {
     }
 
     func prefetch(_ accesses: UnsafeBufferPointer<PendingAccess>) {
-        for access in accesses {
-            sketch.prefetch(access.hash)
-            regions.prefetch(access.slot)
-        }
-        for access in accesses { regions.prefetchNeighbours(of: access.slot) }
+        regions.prefetch(accesses, counters: sketch)
     }
 
     func recordMiss(hash: Int) {
