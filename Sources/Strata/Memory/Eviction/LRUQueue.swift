@@ -29,8 +29,7 @@ final class LRUQueue: EvictionQueue {
     }
 
     func prefetch(_ accesses: UnsafeBufferPointer<PendingAccess>) {
-        for access in accesses { links.prefetch(access.slot) }
-        for access in accesses { links.prefetchNeighbours(of: access.slot) }
+        links.prefetch(accesses)
     }
 
     func removeAll() {
