@@ -268,7 +268,7 @@ let package = Package(
         // that need the executable (and so GRDB, postgres-nio and AsyncHTTPClient).
         .testTarget(
             name: "StrataCommandLineTests",
-            dependencies: ["Strata", "StrataTestSupport", "StrataCommandLine"]
+            dependencies: ["_StrataInternals", "Strata", "StrataTestSupport", "StrataCommandLine"]
         ),
         .testTarget(
             name: "StrataHummingbirdTests",

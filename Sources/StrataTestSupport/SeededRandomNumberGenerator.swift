@@ -1,17 +1,5 @@
-/// SplitMix64: a small, fast generator whose sequence is fixed by its seed, so a failing stress
-/// run can be repeated.
-package struct SeededRandomNumberGenerator: RandomNumberGenerator {
-    private var state: UInt64
+package import _StrataInternals
 
-    package init(seed: UInt64) {
-        state = seed
-    }
-
-    package mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// The tests' seeded generator: Strata's one `SplitMix64`, whose sequence is fixed by its seed,
+/// so a failing stress run can be repeated.
+package typealias SeededRandomNumberGenerator = SplitMix64

@@ -2,6 +2,7 @@ import Foundation
 import Strata
 import StrataTestSupport
 import Testing
+import _StrataInternals
 
 /// Many tasks hammering the same storages with random operations; CI runs this suite alone under
 /// ThreadSanitizer (`swift test --sanitize=thread --filter StressTests`).

@@ -1,6 +1,7 @@
 import Foundation
 import StrataTestSupport
 import Testing
+import _StrataInternals
 
 @testable import Strata
 

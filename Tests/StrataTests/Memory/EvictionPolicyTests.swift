@@ -1,6 +1,7 @@
 import Strata
 import StrataTestSupport
 import Testing
+import _StrataInternals
 
 @Suite(.onTestThreads) struct EvictionPolicyTests {
     /// Every policy, each with the name a failure prints.

@@ -2,6 +2,7 @@ import Foundation
 import Strata
 import StrataTestSupport
 import Testing
+import _StrataInternals
 
 /// How ``MemoryStorage``'s shards and its one eviction policy behave together: reads reach the
 /// policy before it chooses a victim, and many threads at once lose nothing.
