@@ -57,7 +57,7 @@ struct MemoryShard<Key: Hashable, Value> {
     /// ever waits for it, as in Caffeine's read buffers.
     @usableFromInline static var capacity: Int { 64 }
 
-    @usableFromInline var entries: [Key: Entry] = [:]
+    @usableFromInline var entries: [HashedKey<Key>: Entry] = [:]
     @usableFromInline var pending: [PendingAccess] = []
     @usableFromInline var hits: UInt64 = 0
     @usableFromInline var misses: UInt64 = 0
@@ -79,7 +79,7 @@ struct MemoryShard<Key: Hashable, Value> {
     /// Moves the expiry of `key`'s entry, which a read found alive: not a write, so its version
     /// stays.
     @inlinable
-    mutating func renew(_ key: Key, expiry: Double) {
+    mutating func renew(_ key: HashedKey<Key>, expiry: Double) {
         guard let position = entries.index(forKey: key) else { return }
         entries.values[position].expiry = expiry
     }

@@ -442,7 +442,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         let old = cache.removeAll()
         if cache.removals.isActive {
             cache.removals.publish(
-                old.flatMap { shard in shard.map { Removal(key: $0.key, value: $0.value.value, cause: .cleared) } }
+                old.flatMap { shard in shard.map { Removal(key: $0.key.key, value: $0.value.value, cause: .cleared) } }
             )
         }
         _ = consume old

@@ -142,7 +142,7 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
         let found: (value: Value, version: UInt64, expiry: Double)? = withShard(index) { shard in
             let access: PendingAccess
             let found: (value: Value, version: UInt64, expiry: Double)?
-            if let entry = shard.entries[key] {
+            if let entry = shard.entries[HashedKey(key, hash: hash)] {
                 var expiry = entry.expiry
                 if expiry != .infinity {
                     let current = now()
@@ -153,7 +153,7 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
                     }
                     if idleTime > 0 {
                         expiry = current + idleTime
-                        shard.renew(key, expiry: expiry)
+                        shard.renew(HashedKey(key, hash: hash), expiry: expiry)
                     }
                 }
                 shard.hits &+= 1
@@ -182,8 +182,10 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
     /// Gives the entry for `key` a new expiry if it still has `version`: a lifetime that a rule
     /// worked out after a read. Not a write: the version stays.
     func renew(forKey key: Key, version: UInt64, expiry: Double) {
-        withShard(shardIndex(ofHash: key.hashValue)) { shard in
-            guard let position = shard.entries.index(forKey: key), shard.entries.values[position].version == version
+        let hash = key.hashValue
+        withShard(shardIndex(ofHash: hash)) { shard in
+            guard let position = shard.entries.index(forKey: HashedKey(key, hash: hash)),
+                shard.entries.values[position].version == version
             else { return }
             shard.entries.values[position].expiry = expiry
         }
@@ -221,7 +223,7 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
                 for position in order[bounds[index]..<bounds[index &+ 1]] {
                     let hash = hashes[position]
                     let access: PendingAccess
-                    if let entry = shard.entries[keys[position]] {
+                    if let entry = shard.entries[HashedKey(keys[position], hash: hash)] {
                         if entry.expiry != .infinity {
                             let current = time ?? now()
                             time = current
@@ -230,7 +232,9 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
                                 expired.append((position, entry.version))
                                 continue
                             }
-                            if idleTime > 0 { shard.renew(keys[position], expiry: current + idleTime) }
+                            if idleTime > 0 {
+                                shard.renew(HashedKey(keys[position], hash: hash), expiry: current + idleTime)
+                            }
                         }
                         shard.hits &+= 1
                         access = PendingAccess(slot: entry.slot, hash: hash)
@@ -289,7 +293,7 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
     /// hit or a miss.
     func versionedValue(forKey key: Key, now: Double) -> (value: Value?, version: UInt64, expiry: Double) {
         let hash = key.hashValue
-        let found = withShard(shardIndex(ofHash: hash)) { $0.entries[key] }
+        let found = withShard(shardIndex(ofHash: hash)) { $0.entries[HashedKey(key, hash: hash)] }
         guard let found else { return (nil, 0, .infinity) }
         guard found.expiry > now else {
             removeExpired(forKey: key, hash: hash, version: found.version)
@@ -300,7 +304,10 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
 
     /// Whether a live value is stored for `key`; not counted as a use.
     func containsValue(forKey key: Key, now: Double) -> Bool {
-        withShard(shardIndex(ofHash: key.hashValue)) { $0.entries[key].map { $0.expiry > now } ?? false }
+        let hash = key.hashValue
+        return withShard(shardIndex(ofHash: hash)) {
+            $0.entries[HashedKey(key, hash: hash)].map { $0.expiry > now } ?? false
+        }
     }
 
     func liveKeys(now: Double) -> [Key] {
@@ -308,7 +315,7 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
         for index in 0...mask {
             withShard(index) { shard in
                 for (key, entry) in shard.entries where entry.expiry > now {
-                    keys.append(key)
+                    keys.append(key.key)
                 }
             }
         }
@@ -381,7 +388,8 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
         var drain = false
         let replaced = withShard(index) { shard in
             // An expiry moved earlier goes through the policy, whose copy the sweep trusts.
-            guard let position = shard.entries.index(forKey: key), shard.entries.values[position].cost == cost,
+            guard let position = shard.entries.index(forKey: HashedKey(key, hash: hash)),
+                shard.entries.values[position].cost == cost,
                 shard.entries.values[position].expiry <= expiry
             else {
                 return false
@@ -428,7 +436,9 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
         let hash = key.hashValue
         let index = shardIndex(ofHash: hash)
         return policy.withLock { policy in
-            let current = withShard(index) { shard in shard.entries[key].map { $0.expiry > now ? $0.version : 0 } ?? 0 }
+            let current = withShard(index) { shard in
+                shard.entries[HashedKey(key, hash: hash)].map { $0.expiry > now ? $0.version : 0 } ?? 0
+            }
             guard current == version else { return false }
             drainPending(&policy)
             if let updated {
@@ -471,7 +481,7 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
                     let keys = shard.entries.compactMap { $0.value.expiry <= now ? $0.key : nil }
                     for key in keys {
                         guard let entry = shard.entries.removeValue(forKey: key) else { continue }
-                        removed.append(entry.value, key: key, cause: .expired)
+                        removed.append(entry.value, key: key.key, cause: .expired)
                         policy.release(slot: entry.slot, cost: entry.cost)
                     }
                     expired += keys.count
@@ -484,13 +494,13 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
 
     /// Empties the cache and returns the shards' old entries, to be released outside the locks.
     /// Statistics are kept.
-    func removeAll() -> [[Key: Entry]] {
+    func removeAll() -> [[HashedKey<Key>: Entry]] {
         policy.withLock { policy in
-            var old: [[Key: Entry]] = []
+            var old: [[HashedKey<Key>: Entry]] = []
             old.reserveCapacity(mask + 1)
             for index in 0...mask {
                 withShard(index) { shard in
-                    var entries: [Key: Entry] = [:]
+                    var entries: [HashedKey<Key>: Entry] = [:]
                     swap(&entries, &shard.entries)
                     old.append(entries)
                     shard.pending.removeAll()
@@ -524,7 +534,7 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
         let previous: (slot: Int, cost: Int)? = withShard(shardIndex(ofHash: hash)) { shard in
             let version = shard.takeVersion()
             shard.writes &+= 1
-            if let position = shard.entries.index(forKey: key) {
+            if let position = shard.entries.index(forKey: HashedKey(key, hash: hash)) {
                 let old = shard.entries.values[position]
                 shard.entries.values[position] = Entry(
                     value: value,
@@ -536,7 +546,13 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
                 removed.append(old.value, key: key, cause: .replaced)
                 return (old.slot, old.cost)
             }
-            shard.entries[key] = Entry(value: value, cost: cost, expiry: expiry, version: version, slot: fresh)
+            shard.entries[HashedKey(key, hash: hash)] = Entry(
+                value: value,
+                cost: cost,
+                expiry: expiry,
+                version: version,
+                slot: fresh
+            )
             return nil
         }
         if let previous {
@@ -573,12 +589,13 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
             }
             var alive = occupant.expiry
             let expired = withShard(shardIndex(ofHash: occupant.hash)) { shard -> Entry? in
-                guard let entry = shard.entries[occupant.key], entry.slot == slot else { return nil }
+                let key = HashedKey(occupant.key, hash: occupant.hash)
+                guard let entry = shard.entries[key], entry.slot == slot else { return nil }
                 guard entry.expiry <= now else {
                     alive = entry.expiry
                     return nil
                 }
-                return shard.entries.removeValue(forKey: occupant.key)
+                return shard.entries.removeValue(forKey: key)
             }
             guard let expired else {
                 policy.occupants[slot]?.expiry = alive
@@ -598,7 +615,12 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
         removed: inout Removed,
         cause: RemovalCause = .removed
     ) {
-        guard let entry = withShard(shardIndex(ofHash: hash), { $0.entries.removeValue(forKey: key) }) else { return }
+        guard
+            let entry = withShard(
+                shardIndex(ofHash: hash),
+                { $0.entries.removeValue(forKey: HashedKey(key, hash: hash)) }
+            )
+        else { return }
         removed.append(entry.value, key: key, cause: cause)
         policy.release(slot: entry.slot, cost: entry.cost)
     }
@@ -620,7 +642,8 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
                 cause = .evictedForSize
             }
             let index = shardIndex(ofHash: occupant.hash)
-            guard let entry = withShard(index, { $0.entries.removeValue(forKey: occupant.key) }) else {
+            let key = HashedKey(occupant.key, hash: occupant.hash)
+            guard let entry = withShard(index, { $0.entries.removeValue(forKey: key) }) else {
                 preconditionFailure("slot \(slot)'s key is missing from its shard")
             }
             removed.append(entry.value, key: occupant.key, cause: cause)
@@ -634,6 +657,7 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
         var removed = makeRemoved()
         policy.withLock { policy in
             let entry = withShard(shardIndex(ofHash: hash)) { shard -> Entry? in
+                let key = HashedKey(key, hash: hash)
                 guard shard.entries[key]?.version == version else { return nil }
                 return shard.entries.removeValue(forKey: key)
             }
