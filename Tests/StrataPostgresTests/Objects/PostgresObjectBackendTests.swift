@@ -237,6 +237,34 @@ struct TaggedObject: Codable, Identifiable, Sendable, Hashable {
         }
     }
 
+    @Test func aRecordThatDoesNotDecodeAnUnknownIndexAndRepeatedNamesAreRefused() async throws {
+        try await withBackend(IndexedNote.self, indexes: IndexedNote.indexes) { backend in
+            let id = UUID().uuidString
+            let decodeError = await #expect(throws: StorageError.self) {
+                try await backend.setRecord(Data("{\"title\": 3".utf8), forKey: id)
+            }
+            #expect(decodeError?.code == .decodingFailed)
+            #expect(decodeError?.message.contains("cannot be indexed") == true)
+            let stored = try await backend.record(forKey: id)
+            #expect(stored == nil, "nothing was written")
+
+            let queryError = await #expect(throws: StorageError.self) {
+                try await backend.keys(matching: IndexQuery("missing", .equal(1)))
+            }
+            #expect(queryError?.code == .invalidConfiguration)
+            #expect(queryError?.message.contains("no index named 'missing'") == true)
+        }
+        let storage = try await PostgresTestServer.storage()
+        let repeated = await #expect(throws: StorageError.self) {
+            try await PostgresObjectBackend<IndexedNote>(
+                storage: storage,
+                table: PostgresTestServer.uniqueTable() + "_objects",
+                indexes: [.init("p", \.priority), .init("p", \.title)]
+            )
+        }
+        #expect(repeated?.code == .invalidConfiguration)
+    }
+
     @Test func anIndexedQueryDecodesOnlyItsResults() async throws {
         let notes = (0..<300).map { CountedIndexedNote(priority: $0 % 10) }
         try await withBackend(CountedIndexedNote.self, indexes: [.init("priority", \.priority)]) { backend in

@@ -176,6 +176,22 @@ struct Tagged: Codable, Identifiable, Sendable, Hashable {
         #expect(error?.code == .invalidConfiguration)
     }
 
+    @Test func aRecordThatDoesNotDecodeIsRefusedAndNothingIsWritten() async throws {
+        let backend = try SQLiteObjectBackend<CountedNote>(
+            path: folder.path("undecodable.sqlite"),
+            indexes: [.init("p", \.priority)]
+        )
+
+        let error = await #expect(throws: StorageError.self) {
+            try await backend.setRecord(Data("{\"priority\": \"high\"".utf8), forKey: "k")
+        }
+
+        #expect(error?.code == .decodingFailed)
+        #expect(error?.key == "k")
+        #expect(error?.message.contains("cannot be indexed") == true)
+        #expect(try await backend.record(forKey: "k") == nil)
+    }
+
     @Test func aLimitOfZeroOrLessFindsNothing() async throws {
         let backend = try SQLiteObjectBackend<CountedNote>(
             path: folder.path("limit.sqlite"),
