@@ -8,6 +8,34 @@ extension String {
     /// NFC's quick check comes first: text without a code point at or above U+0300 (no UTF-8 byte
     /// at or above 0xCC) is already in NFC, and Foundation's normalization costs microseconds.
     package var nfcNormalized: String {
-        utf8.allSatisfy { $0 < 0xCC } ? self : precomposedStringWithCanonicalMapping
+        let quick = utf8.withContiguousStorageIfAvailable { bytes in
+            // Eight bytes at a time: only a word with a byte at or above 0x80 can hold one at or
+            // above 0xCC, and only such a word is looked at byte by byte.
+            var index = 0
+            while index + 8 <= bytes.count {
+                let word = UnsafeRawPointer(bytes.baseAddress.unsafelyUnwrapped + index).loadUnaligned(as: UInt64.self)
+                if word & 0x8080_8080_8080_8080 != 0 {
+                    for byte in bytes[index..<(index + 8)] where byte >= 0xCC { return false }
+                }
+                index += 8
+            }
+            for byte in bytes[index...] where byte >= 0xCC { return false }
+            return true
+        }
+        let isNFC = quick ?? utf8.allSatisfy { $0 < 0xCC }
+        return isNFC ? self : precomposedStringWithCanonicalMapping
+    }
+
+    /// The string whose UTF-8 encoding is `bytes`, or `nil` when they are not valid UTF-8:
+    /// `String(validating:as:)` for a buffer, without that initializer's generic path.
+    package init?(validatingUTF8Bytes bytes: UnsafeRawBufferPointer) {
+        let decoded = String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
+        // Decoding repairs invalid sequences with U+FFFD, which changes the bytes.
+        let same = decoded.utf8.withContiguousStorageIfAvailable { decodedBytes in
+            decodedBytes.count == bytes.count
+                && (bytes.isEmpty || memcmp(decodedBytes.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
+        }
+        guard same ?? decoded.utf8.elementsEqual(bytes) else { return nil }
+        self = decoded
     }
 }

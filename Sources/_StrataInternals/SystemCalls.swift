@@ -34,9 +34,11 @@ package struct SystemCallError: Error, CustomStringConvertible, Sendable {
     package var isAlreadyPresent: Bool { errno == EEXIST }
 }
 
-/// A buffer holding a file's bytes, freed when the last reference goes away.
+/// A buffer holding a file's bytes, freed when the last reference goes away (or handed to a
+/// `Data` by ``movingIntoData(_:)``).
 package final class FileBytes: @unchecked Sendable {
-    // Safe: the buffer is written only while the file is read, before the object is shared.
+    // Safe: the buffer is written only while the file is read, before the object is shared, and
+    // by `movingIntoData(_:)`, whose caller is its last user.
     package let buffer: UnsafeMutableRawBufferPointer
     /// The file's modification time, seconds since 1970.
     package let modified: Double
@@ -45,16 +47,39 @@ package final class FileBytes: @unchecked Sendable {
 
     /// The number of bytes read.
     package let count: Int
+    /// Whether `deinit` frees the buffer: false once a `Data` has taken it.
+    private var ownsBuffer = true
 
     package init(count: Int, modified: Double, fileSize: Int) {
-        buffer = .allocate(byteCount: max(count, 1), alignment: 16)
+        // `malloc` rather than `allocate(byteCount:alignment:)`, which takes `posix_memalign` on
+        // Linux; the buffer is only ever read byte-wise or with unaligned loads.
+        let size = max(count, 1)
+        guard let base = malloc(size) else { fatalError("FileBytes: cannot allocate \(size) bytes") }
+        buffer = UnsafeMutableRawBufferPointer(start: base, count: size)
         self.count = count
         self.modified = modified
         self.fileSize = fileSize
     }
 
     deinit {
-        buffer.deallocate()
+        if ownsBuffer { free(buffer.baseAddress) }
+    }
+
+    /// The bytes at `range` as a `Data` that takes over the buffer, copying nothing and keeping
+    /// no object alive for it. At least 8 bytes must come before `range` (a record's header
+    /// does): the `Data` keeps there the offset it needs to free the buffer, so they are
+    /// overwritten. The caller must not use these bytes afterwards.
+    package func movingIntoData(_ range: Range<Int>) -> Data {
+        guard !range.isEmpty, let base = buffer.baseAddress else { return Data() }
+        precondition(range.lowerBound >= 8 && range.upperBound <= count && ownsBuffer)
+        (base + range.lowerBound - 8).storeBytes(of: range.lowerBound, as: Int.self)
+        ownsBuffer = false
+        return Data(bytesNoCopy: base + range.lowerBound, count: range.count, deallocator: .custom(Self.freeMoved))
+    }
+
+    /// Frees a buffer that ``movingIntoData(_:)`` gave away, from the start of the bytes it gave.
+    private static let freeMoved: @Sendable (UnsafeMutableRawPointer, Int) -> Void = { start, _ in
+        free(start - (start - 8).loadUnaligned(as: Int.self))
     }
 
     package var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: buffer[0..<count]) }

@@ -24,10 +24,18 @@ enum InstructionsCommand {
           memory.set             synchronous sets of keys already stored, as the figure
           mutex-dictionary       the [String: Data] behind a lock that memory.get.hit is
                                  measured against
+          disk.get.1k            synchronous reads of 1 KiB values from a DiskStorage whose
+                                 files the page cache holds, as the figure (the system calls'
+                                 own work is the kernel's, which callgrind does not count)
+          raw-posix.get.1k       the open, fstat, read and close of the same files that
+                                 disk.get.1k is measured against
         """
 
     static let figures =
-        ["memory.get.hit", "memory.mapped.get.hit", "memory.set", "mutex-dictionary"]
+        [
+            "memory.get.hit", "memory.mapped.get.hit", "memory.set", "mutex-dictionary", "disk.get.1k",
+            "raw-posix.get.1k",
+        ]
         + Benchmark.policies.map { "memory.get.hit.\($0.name)" }
 
     /// Runs the command; returns the process's exit status.
@@ -68,6 +76,28 @@ enum InstructionsCommand {
             else { return 2 }
             for (key, value) in zip(data.keys, data.values) { storage.set(value, forKey: key) }
             for key in probes { sum &+= storage.value(forKey: key)?.count ?? -1 }
+        case "disk.get.1k", "raw-posix.get.1k":
+            let diskProbes = DataSet(count: Benchmark.diskSmallKeyCount, valueByteCount: 0).randomIndices(count)
+            do {
+                if arguments[0] == "disk.get.1k" {
+                    let workload = try DiskSetWorkload(
+                        name: "instructions-get-1k",
+                        keyCount: Benchmark.diskSmallKeyCount,
+                        valueSize: 1024
+                    )
+                    try workload.readAll(diskProbes)
+                } else {
+                    let raw = try RawFiles(
+                        name: "instructions-raw-1k",
+                        count: Benchmark.diskSmallKeyCount,
+                        valueSize: 1024
+                    )
+                    try raw.readAll(diskProbes)
+                }
+            } catch {
+                FileHandle.standardError.write(Data("strata-bench: \(error)\n".utf8))
+                return 1
+            }
         default:
             let dictionary = MutexDictionary.filled(with: data)
             for key in probes { sum &+= dictionary.value(forKey: key)?.count ?? -1 }

@@ -115,9 +115,7 @@ package struct DiskRecordHeader: Equatable {
         let keyLength = size - fixedSize
         let stored = UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: 48, as: UInt64.self))
         guard stored == headerChecksum(buffer, keyLength: keyLength) else { throw .damagedHeader }
-        guard
-            let key = String(validating: UnsafeRawBufferPointer(rebasing: buffer[fixedSize..<size]), as: UTF8.self)
-        else {
+        guard let key = String(validatingUTF8Bytes: UnsafeRawBufferPointer(rebasing: buffer[fixedSize..<size])) else {
             throw .damagedHeader
         }
         let payloadLength = UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: 16, as: UInt64.self))

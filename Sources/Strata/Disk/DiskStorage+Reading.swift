@@ -113,12 +113,16 @@ extension DiskStorage {
 
     func read(_ key: String, recordingUse: Bool) throws(StorageError) -> Data? {
         let key = try normalizedKey(key)
-        let known = knownPath(forKey: key)
+        let known = knownFile(forKey: key)
         let found: Found
-        if let known, let direct = readKnown(known, key: key) {
+        // The slot of the file read, when it is the index's: the access is then recorded without
+        // looking the key up again.
+        var knownSlot: Int?
+        if let known, let direct = readKnown(known.relativePath, key: key) {
             found = direct
+            knownSlot = known.slot
         } else {
-            let digest = known.map(digest(fromRelativePath:)) ?? digest(of: key)
+            let digest = known.map { self.digest(fromRelativePath: $0.relativePath) } ?? digest(of: key)
             guard let probed = try find(key, digest: digest) else {
                 forgetMissing(key, digest: digest, countingMiss: recordingUse)
                 return nil
@@ -133,7 +137,7 @@ extension DiskStorage {
         let shouldTouch = state.withLock { state -> Bool? in
             guard recordingUse else { return state.cache.index[key] != nil ? false : nil }
             state.statistics.hits &+= 1
-            guard let entry = state.cache.recordAccess(forKey: key) else { return nil }
+            guard let entry = state.cache.recordAccess(forKey: key, slot: knownSlot) else { return nil }
             return now - entry.touched > touchInterval
         }
         switch shouldTouch {
@@ -148,14 +152,7 @@ extension DiskStorage {
         case nil:
             adopt(found, forKey: key, digest: digest(fromRelativePath: found.relativePath))
         }
-        let file = found.file
-        let payload = found.payload
-        guard !payload.isEmpty, let base = file.buffer.baseAddress else { return Data() }
-        return Data(
-            bytesNoCopy: base + payload.lowerBound,
-            count: payload.count,
-            deallocator: .custom { _, _ in withExtendedLifetime(file) {} }
-        )
+        return found.file.movingIntoData(found.payload)
     }
 
     /// The largest file the async `value(forKey:)` reads on its caller's thread when the page
@@ -194,14 +191,7 @@ extension DiskStorage {
         }
         guard counted == true else { return nil }
         endObservation(.get, observation)
-        guard !payload.isEmpty, let base = file.buffer.baseAddress else { return .some(Data()) }
-        return .some(
-            Data(
-                bytesNoCopy: base + payload.lowerBound,
-                count: payload.count,
-                deallocator: .custom { _, _ in withExtendedLifetime(file) {} }
-            )
-        )
+        return .some(file.movingIntoData(payload))
     }
 
     /// How many reads the async `value(forKey:)` answered on its caller's thread.
@@ -217,8 +207,13 @@ extension DiskStorage {
 
     /// The file the index names for `key`, if it holds the key.
     func knownPath(forKey key: String) -> String? {
+        knownFile(forKey: key)?.relativePath
+    }
+
+    /// The file the index names for `key` and the slot of its entry, if it holds the key.
+    func knownFile(forKey key: String) -> (relativePath: String, slot: Int)? {
         state.withLock { state in
-            state.cache.index[key].flatMap { state.cache.slots[$0]?.value.relativePath }
+            state.cache.index[key].flatMap { slot in state.cache.slots[slot].map { ($0.value.relativePath, slot) } }
         }
     }
 

@@ -126,6 +126,16 @@ struct CacheIndex<Key: Hashable, Value> {
         return entry.value
     }
 
+    /// ``recordAccess(forKey:)`` for a caller that found `key` at `slot` in an earlier lookup:
+    /// when the slot still holds the key, the key is not hashed and looked up again.
+    mutating func recordAccess(forKey key: Key, slot: Int?) -> Value? {
+        guard let slot, slot < slots.count, let entry = slots[slot], entry.key == key else {
+            return recordAccess(forKey: key)
+        }
+        queue.recordAccess(of: slot, hash: entry.hash)
+        return entry.value
+    }
+
     /// Changes the value stored for `key` in place, without counting a write or changing recency.
     mutating func modifyValue(forKey key: Key, _ body: (inout Value) -> Void) {
         guard let slot = index[key], var entry = slots[slot] else { return }

@@ -1,0 +1,145 @@
+import Foundation
+import StrataTestSupport
+import Testing
+import _StrataInternals
+
+@testable import Strata
+
+/// The pieces a disk read is made of, each checked against the slower code it replaced: UTF-8
+/// validation of a record's key, the NFC quick check, the file buffer handed to `Data` without a
+/// copy, and the access recorded at a slot found earlier.
+@Suite(.onTestThreads) struct DiskReadPathTests {
+    // MARK: UTF-8 validation
+
+    /// Every case `String(validating:as:)` knows: valid text of every width, a U+FFFD that is
+    /// really there, and each kind of invalid sequence.
+    static let utf8Cases: [[UInt8]] = [
+        [],
+        Array("key-0001".utf8),
+        Array("café ☕︎ 𝄞 日本語".utf8),
+        Array("\u{FFFD} is a real replacement character".utf8),
+        [0x80],  // a continuation byte alone
+        [0x61, 0xC3],  // a sequence cut short at the end
+        [0xC3, 0x28],  // a lead byte followed by no continuation
+        [0xC0, 0xAF],  // an overlong "/"
+        [0xE0, 0x80, 0xAF],  // an overlong three-byte form
+        [0xED, 0xA0, 0x80],  // a UTF-16 surrogate
+        [0xF4, 0x90, 0x80, 0x80],  // above U+10FFFF
+        [0xFF, 0xFE],  // bytes that never occur
+        Array("valid start ".utf8) + [0xE2, 0x82] + Array(" then a cut sequence".utf8),
+    ]
+
+    @Test(arguments: utf8Cases)
+    func keyBytesValidateExactlyAsTheStandardLibraryDoes(bytes: [UInt8]) {
+        let expected = String(validating: bytes, as: UTF8.self)
+        let validated = bytes.withUnsafeBytes { String(validatingUTF8Bytes: $0) }
+        #expect(validated == expected)
+        if let validated { #expect(Array(validated.utf8) == bytes) }
+    }
+
+    @Test func randomBytesValidateExactlyAsTheStandardLibraryDoes() {
+        var random = SplitMix64(seed: 0x5EED)
+        // Mostly ASCII with some high bytes, so that both valid and invalid inputs are common.
+        let alphabet: [UInt8] = Array(0x20...0x7E) + [0x80, 0xA9, 0xBF, 0xC3, 0xCC, 0xE2, 0xED, 0xF0, 0xF4, 0xFF]
+        var valid = 0
+        for _ in 0..<20_000 {
+            let count = Int(random.next() % 24)
+            let bytes = (0..<count).map { _ in alphabet[Int(random.next() % UInt64(alphabet.count))] }
+            let expected = String(validating: bytes, as: UTF8.self)
+            let validated = bytes.withUnsafeBytes { String(validatingUTF8Bytes: $0) }
+            #expect(validated == expected, "\(bytes)")
+            if expected != nil { valid += 1 }
+        }
+        // Both outcomes were exercised.
+        #expect(valid > 1_000 && valid < 19_000)
+    }
+
+    // MARK: NFC
+
+    /// A decomposed accent at every position of keys longer than one eight-byte word, and text
+    /// whose bytes are high but below the quick check's 0xCC: the result is always NFC, and text
+    /// already in NFC comes back unchanged.
+    @Test func nfcQuickCheckFindsADecomposedAccentWhereverItIs() {
+        for length in [1, 7, 8, 9, 15, 16, 17, 31, 40] {
+            for position in 0..<length {
+                var scalars = Array(repeating: "a", count: length)
+                scalars[position] = "e\u{301}"
+                let key = scalars.joined()
+                let normalized = key.nfcNormalized
+                #expect(Array(normalized.utf8) == Array(key.precomposedStringWithCanonicalMapping.utf8))
+                #expect(normalized.utf8.count == key.utf8.count - 1, "length \(length), position \(position)")
+            }
+        }
+        for key in ["", "key-0001", String(repeating: "é", count: 20), "ab" + String(repeating: "ß", count: 9)] {
+            // Precomposed é is C3 A9 and ß is C3 9F: high bytes, all below 0xCC.
+            #expect(Array(key.nfcNormalized.utf8) == Array(key.utf8))
+        }
+        // A byte at or above 0xCC that is not a combining mark (U+0400, Cyrillic, is D0 80) is
+        // left to Foundation, which keeps the text as it is.
+        let cyrillic = String(repeating: "Д", count: 12)
+        #expect(cyrillic.nfcNormalized == cyrillic)
+    }
+
+    // MARK: File bytes handed to Data
+
+    @Test(arguments: [0, 1, 14, 15, 1_024, 1 << 20])
+    func aValueReadFromItsFileOutlivesTheBufferItWasReadInto(count: Int) throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let value = Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) })
+        let header = DiskRecordHeader(
+            key: "key",
+            payloadLength: value.count,
+            created: 0,
+            expiry: .infinity,
+            payloadChecksum: DiskRecordHeader.checksum(ofPayload: value)
+        )
+        let path = folder.path + "/record"
+        try (Data(header.encoded()) + value).write(to: URL(fileURLWithPath: path))
+        var data: Data?
+        do {
+            let file = try #require(try SystemCalls.readFile(path))
+            let (decoded, payload) = try DiskRecordHeader.decodeRecord(file.bytes)
+            #expect(decoded.key == "key")
+            data = file.movingIntoData(payload)
+        }
+        // The file's object is gone; the bytes it read live on in the value alone.
+        #expect(data == value)
+        #expect(data?.startIndex == 0)
+    }
+
+    @Test func valuesReadFromDiskAreTheirOwnBytes() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let storage = try DiskStorage(url: folder.url)
+        let values = (0..<40).map { index in Data((0..<(index * 97)).map { UInt8(truncatingIfNeeded: $0 &+ index) }) }
+        for (index, value) in values.enumerated() { try storage.set(value, forKey: "key-\(index)") }
+        // Read twice, keeping every value: no value shares or reuses another's buffer.
+        let first = try (0..<values.count).map { try storage.value(forKey: "key-\($0)") }
+        let second = try (0..<values.count).map { try storage.value(forKey: "key-\($0)") }
+        #expect(first == values.map(Optional.some))
+        #expect(second == values.map(Optional.some))
+    }
+
+    // MARK: Recording an access at a known slot
+
+    @Test func anAccessAtASlotThatNoLongerHoldsTheKeyIsRecordedForTheKey() {
+        var index = CacheIndex<String, Int>(maximumCount: 2, maximumCost: .max, queue: LRUQueue())
+        var removed = CacheIndex<String, Int>.Removed()
+        index.set(1, forKey: "a", cost: 1, expiry: .infinity, removed: &removed)
+        index.set(2, forKey: "b", cost: 1, expiry: .infinity, removed: &removed)
+        let slotOfA = index.index["a"]!
+        // The slot is right: the value comes back and "a" becomes the most recently used, so
+        // the next insertion evicts "b".
+        #expect(index.recordAccess(forKey: "a", slot: slotOfA) == 1)
+        index.set(3, forKey: "c", cost: 1, expiry: .infinity, removed: &removed)
+        #expect(index.index["b"] == nil && index.index["a"] != nil)
+        // "a" leaves and "d" may take its slot: the old slot no longer answers for "a"...
+        index.removeValue(forKey: "a", removed: &removed)
+        index.set(4, forKey: "d", cost: 1, expiry: .infinity, removed: &removed)
+        #expect(index.recordAccess(forKey: "a", slot: slotOfA) == nil)
+        // ...and a slot past the end, or none, falls back to the lookup.
+        #expect(index.recordAccess(forKey: "d", slot: 1_000) == 4)
+        #expect(index.recordAccess(forKey: "c", slot: nil) == 3)
+    }
+}
