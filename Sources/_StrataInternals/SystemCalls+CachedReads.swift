@@ -17,7 +17,7 @@ extension SystemCalls {
     /// regular file, a platform or kernel without these calls); the caller then reads the file
     /// the ordinary way, on a thread that may block. Never throws and never waits for I/O, so a
     /// cooperative-pool thread may call it.
-    package static func readFileIfCached(_ path: String, limit: Int) -> FileBytes? {
+    package static func readFileIfCached(_ path: UnsafePointer<CChar>, limit: Int) -> FileBytes? {
         guard cachedReadsWork.load(ordering: .relaxed) else { return nil }
         let descriptor = strata_open_cached(AT_FDCWD, path)
         if descriptor < 0 {

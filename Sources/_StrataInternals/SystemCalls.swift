@@ -91,6 +91,10 @@ package enum SystemCalls {
         SystemCallError(call: call, path: path, errno: errno)
     }
 
+    private static func fail(_ call: String, _ path: UnsafePointer<CChar>) -> SystemCallError {
+        SystemCallError(call: call, path: String(cString: path), errno: errno)
+    }
+
     package static func modificationTime(_ info: stat) -> Double {
         #if canImport(Darwin)
         Double(info.st_mtimespec.tv_sec) + Double(info.st_mtimespec.tv_nsec) / 1e9
@@ -103,7 +107,7 @@ package enum SystemCalls {
     /// anything but a regular file throws, flagged ``SystemCallError/isNotARegularFile``. The
     /// caller closes the descriptor.
     private static func openRegularFile(
-        _ path: String,
+        _ path: UnsafePointer<CChar>,
         in folder: Int32
     ) throws(SystemCallError) -> (descriptor: Int32, info: stat)? {
         // Non-blocking, so that a FIFO put where a file should be cannot hold the open forever
@@ -123,7 +127,7 @@ package enum SystemCalls {
             close(descriptor)
             throw SystemCallError(
                 call: "read",
-                path: path,
+                path: String(cString: path),
                 errno: info.st_mode & S_IFMT == S_IFDIR ? EISDIR : EINVAL,
                 isNotARegularFile: true
             )
@@ -137,7 +141,7 @@ package enum SystemCalls {
         _ descriptor: Int32,
         into base: UnsafeMutableRawPointer,
         count: Int,
-        path: String
+        path: UnsafePointer<CChar>
     ) throws(SystemCallError) -> Int {
         var offset = 0
         while offset < count {
@@ -160,6 +164,16 @@ package enum SystemCalls {
         in folder: Int32 = AT_FDCWD,
         limit: Int = .max
     ) throws(SystemCallError) -> FileBytes? {
+        try withCString(path) { (path) throws(SystemCallError) in try readFile(path, in: folder, limit: limit) }
+    }
+
+    /// ``readFile(_:in:limit:)`` for a path the caller already has as a C string, which spares
+    /// making one.
+    package static func readFile(
+        _ path: UnsafePointer<CChar>,
+        in folder: Int32 = AT_FDCWD,
+        limit: Int = .max
+    ) throws(SystemCallError) -> FileBytes? {
         guard let (descriptor, info) = try openRegularFile(path, in: folder) else { return nil }
         defer { close(descriptor) }
         let count = min(Int(info.st_size), limit)
@@ -178,6 +192,10 @@ package enum SystemCalls {
     /// Reads a whole file straight into `Data`, or returns `nil` when it does not exist; as
     /// ``readFile(_:in:limit:)``, anything but a regular file throws.
     package static func readData(_ path: String) throws(SystemCallError) -> Data? {
+        try withCString(path) { (path) throws(SystemCallError) in try readData(path) }
+    }
+
+    private static func readData(_ path: UnsafePointer<CChar>) throws(SystemCallError) -> Data? {
         guard let (descriptor, info) = try openRegularFile(path, in: AT_FDCWD) else { return nil }
         defer { close(descriptor) }
         var data = Data(count: Int(info.st_size))
@@ -460,5 +478,16 @@ package final class FlushLog: Sendable {
                 watched[folder]?.append(path)
             }
         }
+    }
+}
+
+extension SystemCalls {
+    /// `path.withCString(body)` for a body that throws ``SystemCallError``.
+    static func withCString<Result>(
+        _ path: String,
+        _ body: (UnsafePointer<CChar>) throws(SystemCallError) -> Result
+    ) throws(SystemCallError) -> Result {
+        let outcome = path.withCString { path in Swift.Result { () throws(SystemCallError) in try body(path) } }
+        return try outcome.get()
     }
 }

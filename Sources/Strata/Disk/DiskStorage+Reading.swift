@@ -20,13 +20,12 @@ extension DiskStorage {
         var probe = 0
         while true {
             let relativePath = relativePath(digest: digest, probe: probe)
-            let path = absolutePath(relativePath)
             let file: FileBytes
             do {
-                guard let read = try SystemCalls.readFile(path) else { return nil }
+                guard let read = try readFile(relativePath) else { return nil }
                 file = read
             } catch {
-                throw ioError(error, key: key, "cannot read \(path)")
+                throw ioError(error, key: key, "cannot read \(absolutePath(relativePath))")
             }
             do {
                 let (header, payload) = try DiskRecordHeader.decodeRecord(file.bytes)
@@ -173,7 +172,12 @@ extension DiskStorage {
                 state.cache.index[key].flatMap { state.cache.slots[$0]?.value.relativePath }
             }),
             let relativePath = known,
-            let file = SystemCalls.readFileIfCached(absolutePath(relativePath), limit: Self.largestReadInPlace),
+            let file = withAbsolutePath(
+                relativePath,
+                {
+                    SystemCalls.readFileIfCached($0, limit: Self.largestReadInPlace)
+                }
+            ),
             let (header, payload) = try? DiskRecordHeader.decodeRecord(file.bytes),
             header.key == key
         else { return nil }
@@ -221,11 +225,19 @@ extension DiskStorage {
     /// digest and the probing. `nil` when that file is missing, damaged or another key's: the
     /// caller then looks the key up by its digest, which also deals with damage.
     func readKnown(_ relativePath: String, key: String) -> Found? {
-        guard let file = try? SystemCalls.readFile(absolutePath(relativePath)),
+        guard let file = try? readFile(relativePath),
             let (header, payload) = try? DiskRecordHeader.decodeRecord(file.bytes),
             header.key == key
         else { return nil }
         return Found(header: header, relativePath: relativePath, file: file, payload: payload)
+    }
+
+    /// Reads the whole file at `relativePath`, or returns `nil` when there is none.
+    func readFile(_ relativePath: String) throws(SystemCallError) -> FileBytes? {
+        let outcome = withAbsolutePath(relativePath) { path in
+            Result { () throws(SystemCallError) in try SystemCalls.readFile(path) }
+        }
+        return try outcome.get()
     }
 
     /// Takes a value read from disk but missing from the index into it: one another process

@@ -239,6 +239,28 @@ public final class DiskStorage: Sendable {
         }
     }
 
+    /// Calls `body` with `relativePath`'s absolute path as a C string made on the stack: a path
+    /// only handed to the system needs no `String`, nor the copy Swift makes to pass one.
+    func withAbsolutePath<Result>(_ relativePath: String, _ body: (UnsafePointer<CChar>) -> Result) -> Result {
+        var root = root
+        var relativePath = relativePath
+        return root.withUTF8 { root in
+            relativePath.withUTF8 { relative in
+                let count = root.count + 1 + relative.count
+                return withUnsafeTemporaryAllocation(of: CChar.self, capacity: count + 1) { path in
+                    let base = UnsafeMutableRawPointer(path.baseAddress.unsafelyUnwrapped)
+                    if let rootBase = root.baseAddress { base.copyMemory(from: rootBase, byteCount: root.count) }
+                    base.storeBytes(of: UInt8(ascii: "/"), toByteOffset: root.count, as: UInt8.self)
+                    if let relativeBase = relative.baseAddress {
+                        (base + root.count + 1).copyMemory(from: relativeBase, byteCount: relative.count)
+                    }
+                    base.storeBytes(of: 0, toByteOffset: count, as: UInt8.self)
+                    return body(path.baseAddress.unsafelyUnwrapped)
+                }
+            }
+        }
+    }
+
     func absolutePath(_ relativePath: String) -> String {
         // Copied byte by byte: `+` takes a generic path that costs more than the read's own work.
         var root = root
