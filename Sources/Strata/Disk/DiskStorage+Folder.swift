@@ -120,7 +120,7 @@ extension DiskStorage {
                 if file.hasPrefix(TemporaryFiles.prefix) {
                     if removingStaleTemporaryFiles { removeStaleTemporaryFile(file, in: folder) }
                 } else if isRecordName(file) {
-                    try body(folder + "/" + file, descriptor, file)
+                    try body(.path(folder, file), descriptor, file)
                 }
             }
         }

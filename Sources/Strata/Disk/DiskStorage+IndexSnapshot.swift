@@ -95,7 +95,7 @@ extension DiskStorage {
             var unknown: [(position: Int, name: String)] = []
             storage.state.withLock { state in
                 for (name, inode) in names {
-                    let relativePath = folder + "/" + name
+                    let relativePath = String.path(folder, name)
                     var value: DiskIndexSnapshot.Value?
                     if let key = state.owners[relativePath], let slot = state.cache.index[key],
                         let entry = state.cache.slots[slot], entry.value.relativePath == relativePath
@@ -116,7 +116,7 @@ extension DiskStorage {
             if !unknown.isEmpty, let descriptor = try SystemCalls.openFolder(root + "/" + folder) {
                 defer { close(descriptor) }
                 for (position, name) in unknown {
-                    let relativePath = folder + "/" + name
+                    let relativePath = String.path(folder, name)
                     if case .value(let record)? = try storage.scanHeader(
                         name,
                         in: descriptor,
@@ -249,7 +249,7 @@ extension DiskStorage {
                 fromSnapshot += 1
                 for file in files {
                     guard let value = file.value else { continue }
-                    let relativePath = folder + "/" + file.name
+                    let relativePath = String.path(folder, file.name)
                     if value.expiry <= now {
                         expired(relativePath)
                     } else {
@@ -270,7 +270,7 @@ extension DiskStorage {
             guard let descriptor = try SystemCalls.openFolder(root + "/" + folder) else { continue }
             defer { close(descriptor) }
             for (name, _) in listing.entries where isRecordName(name) {
-                try scan(folder + "/" + name, descriptor, name)
+                try scan(.path(folder, name), descriptor, name)
             }
         }
         state.withLock { state in

@@ -262,22 +262,7 @@ public final class DiskStorage: Sendable {
     }
 
     func absolutePath(_ relativePath: String) -> String {
-        // Copied byte by byte: `+` takes a generic path that costs more than the read's own work.
-        var root = root
-        var relativePath = relativePath
-        return root.withUTF8 { root in
-            relativePath.withUTF8 { relative in
-                String(unsafeUninitializedCapacity: root.count + 1 + relative.count) { path in
-                    guard let base = path.baseAddress else { return 0 }
-                    if let rootBase = root.baseAddress { base.update(from: rootBase, count: root.count) }
-                    base[root.count] = UInt8(ascii: "/")
-                    if let relativeBase = relative.baseAddress {
-                        (base + root.count + 1).update(from: relativeBase, count: relative.count)
-                    }
-                    return root.count + 1 + relative.count
-                }
-            }
-        }
+        .path(root, relativePath)
     }
 
     func stripe(for digest: String) -> Lock {

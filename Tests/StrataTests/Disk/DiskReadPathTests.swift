@@ -80,6 +80,15 @@ import _StrataInternals
         #expect(cyrillic.nfcNormalized == cyrillic)
     }
 
+    // MARK: Paths
+
+    @Test(arguments: [("", ""), ("/tmp/cache", "ab/cdef"), ("/tmp/café", "日本/語"), ("root", ""), ("", "name")])
+    func aPathJoinsItsPartsAsPlusDoes(folder: String, name: String) {
+        let joined = String.path(folder, name)
+        #expect(joined == folder + "/" + name)
+        #expect(Array(joined.utf8) == Array(folder.utf8) + [UInt8(ascii: "/")] + Array(name.utf8))
+    }
+
     // MARK: File bytes handed to Data
 
     @Test(arguments: [0, 1, 14, 15, 1_024, 1 << 20])
