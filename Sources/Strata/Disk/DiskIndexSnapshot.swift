@@ -205,7 +205,7 @@ package struct DiskIndexSnapshot: Equatable {
             guard length >= 0, remaining >= length else { throw .damaged }
             defer { offset += length }
             let bytes = UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + length)])
-            guard let string = String(validating: bytes, as: UTF8.self) else { throw .damaged }
+            guard let string = String(validatingUTF8Bytes: bytes) else { throw .damaged }
             return string
         }
     }
