@@ -277,31 +277,40 @@ extension DiskStorage {
         } catch {
             throw StorageError(.io, storage: "DiskStorage", message: "cannot read \(root): \(error)", underlying: error)
         }
-        // Oldest first, so the most recently used end up most recent in the index. (Sorting
-        // times with positions rather than the records themselves spares moving, retaining and
-        // releasing their strings at every comparison.)
-        let order = scanned.indices.map { (scanned[$0].modified, $0) }.sorted { $0.0 < $1.0 }.map(\.1)
         var removed = Removed()
         state.withLock { state in
             state.statistics.damagedFiles = damaged
             // A value larger than the byte limit is not indexed, as `set` would refuse it.
             let maximumCost = state.cache.maximumCost
             let records = scanned
-            // Two tables of 100,000 strings for a large folder, independent until the end: the
-            // owner of each file's path on another thread, while this one loads the index.
-            let (owners, replaced) = bothAtOnce(
+            // Three jobs for a large folder, independent until the end: on another thread, the
+            // owner of each file's path and the order of recency; on this one, the index, loaded
+            // in the records' own order (reading them one after another) and told its recency
+            // afterwards.
+            let ((owners, order), (slotOf, hashCost, replaced)) = bothAtOnce(
                 {
                     var owners: [String: String] = [:]
                     owners.reserveCapacity(records.count)
                     for record in records where record.size <= maximumCost {
                         owners[record.relativePath] = record.key
                     }
-                    return owners
+                    // Oldest first, so the most recently used end up most recent in the index.
+                    // (Sorting times with positions rather than the records themselves spares
+                    // moving, retaining and releasing their strings at every comparison.)
+                    let order = records.indices.map { (records[$0].modified, $0) }.sorted { $0.0 < $1.0 }.map(\.1)
+                    return (owners, order)
                 },
                 {
                     state.cache.reserveCapacity(records.count)
+                    // The slot of each record's entry (-1 for none); the record, hash and cost of
+                    // each slot.
+                    var slotOf = [Int](repeating: -1, count: records.count)
+                    var recordIn: [Int] = []
+                    var hashCost: [(hash: Int, cost: Int)] = []
+                    recordIn.reserveCapacity(records.count)
+                    hashCost.reserveCapacity(records.count)
                     var replaced: [String] = []
-                    for position in order {
+                    for position in records.indices {
                         let record = records[position]
                         guard record.size <= maximumCost else { continue }
                         let entry = Entry(
@@ -309,20 +318,34 @@ extension DiskStorage {
                             size: record.size,
                             touched: record.modified
                         )
-                        if let previous = state.cache.load(
+                        // The same key in two files (a collision chain interrupted by a crash):
+                        // the newer stays, the later of two as old.
+                        let (slot, hash, loser) = state.cache.loadUnqueued(
                             entry,
                             forKey: record.key,
                             cost: record.size,
-                            expiry: record.expiry
-                        ) {
-                            // The same key in two files (a collision chain interrupted by a
-                            // crash): keep the newer one.
-                            replaced.append(previous.relativePath)
+                            expiry: record.expiry,
+                            replacing: { $0.touched <= record.modified }
+                        )
+                        if let loser { replaced.append(loser.relativePath) }
+                        guard let slot else { continue }
+                        if slot == recordIn.count {
+                            recordIn.append(position)
+                            hashCost.append((hash, record.size))
+                        } else {
+                            slotOf[recordIn[slot]] = -1
+                            recordIn[slot] = position
+                            hashCost[slot] = (hash, record.size)
                         }
+                        slotOf[position] = slot
                     }
-                    return replaced
+                    return (slotOf, hashCost, replaced)
                 }
             )
+            for position in order where slotOf[position] >= 0 {
+                let slot = slotOf[position]
+                state.cache.enqueueLoaded(slot: slot, hash: hashCost[slot].hash, cost: hashCost[slot].cost)
+            }
             state.owners = owners
             for path in replaced { state.owners[path] = nil }
             dropped += replaced

@@ -107,6 +107,52 @@ struct CacheIndex<Key: Hashable, Value> {
         return nil
     }
 
+    /// Adds an entry to an index being built all at once (see ``reserveCapacity(_:)``) without
+    /// telling the eviction queue, which ``enqueueLoaded(slot:)`` then does for each slot in
+    /// recency order, oldest first. When `key` is there already, `value` takes its place only if
+    /// `replacing` says so of the value there. Returns the slot that holds `value` (`nil` when it
+    /// was not taken), the key's hash, and the value that lost, if any.
+    mutating func loadUnqueued(
+        _ value: Value,
+        forKey key: Key,
+        cost: Int,
+        expiry: Double,
+        replacing: (Value) -> Bool
+    ) -> (slot: Int?, hash: Int, loser: Value?) {
+        precondition(freeSlots.isEmpty, "loadUnqueued builds a new index")
+        let slot = slots.count
+        if expiry != .infinity { hasExpiringEntries = true }
+        if let existing = index.updateValue(slot, forKey: key) {
+            index[key] = existing
+            let current = slots[existing].unsafelyUnwrapped
+            guard replacing(current.value) else { return (nil, current.hash, value) }
+            totalCost += cost - current.cost
+            slots[existing] = Entry(
+                key: key,
+                value: value,
+                cost: cost,
+                hash: current.hash,
+                expiry: expiry,
+                version: nextVersion
+            )
+            nextVersion &+= 1
+            return (existing, current.hash, current.value)
+        }
+        let hash = key.hashValue
+        slots.append(Entry(key: key, value: value, cost: cost, hash: hash, expiry: expiry, version: nextVersion))
+        nextVersion &+= 1
+        totalCost += cost
+        return (slot, hash, nil)
+    }
+
+    /// Tells the eviction queue of an entry ``loadUnqueued(_:forKey:cost:expiry:replacing:)``
+    /// put in `slot`, with the hash and cost it returned (which spares reading the entry again);
+    /// called once per slot, oldest first.
+    mutating func enqueueLoaded(slot: Int, hash: Int, cost: Int) {
+        if maximumCost != .max { queue.recordCost(cost, of: slot) }
+        queue.recordInsertion(of: slot, hash: hash)
+    }
+
     /// Makes room for `count` entries, for an index built all at once.
     mutating func reserveCapacity(_ count: Int) {
         index.reserveCapacity(count)

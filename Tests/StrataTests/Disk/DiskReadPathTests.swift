@@ -130,6 +130,60 @@ import _StrataInternals
         #expect(second == values.map(Optional.some))
     }
 
+    // MARK: Opening
+
+    /// A key found in two files (a collision chain a crash interrupted): opening keeps the newer
+    /// file, whichever probe holds it and whether the index comes from the files or a snapshot,
+    /// removes the older, and the newer is the most recently used of its time.
+    @Test(arguments: [(false, false), (false, true), (true, false), (true, true)])
+    func aKeyInTwoFilesOpensAsTheNewerOne(newerAtFirstProbe: Bool, fromSnapshot: Bool) throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        var options = DiskStorage.Options()
+        options.recencyResolution = .zero
+        let storage = try DiskStorage(url: folder.url, options: options)
+        for key in ["a", "b"] { try storage.set(Data(key.utf8), forKey: key) }
+        let base = folder.path + "/" + relativePath(forKey: "key")
+        let old = Data("old".utf8)
+        let new = Data("new".utf8)
+        for (path, value, age) in [
+            (newerAtFirstProbe ? base : base + "-1", new, 10.0),
+            (newerAtFirstProbe ? base + "-1" : base, old, 100.0),
+        ] {
+            let header = DiskRecordHeader(
+                key: "key",
+                payloadLength: value.count,
+                created: 0,
+                expiry: .infinity,
+                payloadChecksum: DiskRecordHeader.checksum(ofPayload: value)
+            )
+            try (Data(header.encoded()) + value).write(to: URL(fileURLWithPath: path))
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date(timeIntervalSinceNow: -age)],
+                ofItemAtPath: path
+            )
+        }
+        // "a" and "b" are newer than both files.
+        if fromSnapshot {
+            let then = Date(timeIntervalSinceNow: -5)
+            for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) where name.count == 2 {
+                try FileManager.default.setAttributes([.modificationDate: then], ofItemAtPath: folder.path + "/" + name)
+            }
+            try storage.saveIndex()
+        }
+
+        var limited = options
+        limited.maximumCount = 3
+        let reopened = try DiskStorage(url: folder.url, options: limited)
+        #expect(reopened.openedFolders.fromSnapshot == (fromSnapshot ? 256 : 0))
+        #expect(try reopened.value(forKey: "key") == new)
+        #expect(reopened.count == 3)
+        #expect(Set(StoreFiles(of: folder.url).keys.values) == ["a", "b", "key"], "the older file is gone")
+        // "key" was read last, so "a", the least recently used, makes room for "c".
+        try reopened.set(Data("c".utf8), forKey: "c")
+        #expect(Set(reopened.keys()) == ["b", "c", "key"])
+    }
+
     // MARK: Recording an access at a known slot
 
     @Test func anAccessAtASlotThatNoLongerHoldsTheKeyIsRecordedForTheKey() {
