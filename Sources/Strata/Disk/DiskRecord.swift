@@ -81,6 +81,15 @@ package struct DiskRecordHeader: Equatable {
         return bytes
     }
 
+    /// Whether `string`'s UTF-8 is `bytes`.
+    private static func bytes(of string: String, equal bytes: UnsafeRawBufferPointer) -> Bool {
+        guard string.utf8.count == bytes.count else { return false }
+        guard let base = bytes.baseAddress else { return true }
+        return string.utf8.withContiguousStorageIfAvailable { utf8 in
+            memcmp(utf8.baseAddress.unsafelyUnwrapped, base, bytes.count) == 0
+        } ?? string.utf8.elementsEqual(bytes)
+    }
+
     private static func headerChecksum(_ buffer: UnsafeRawBufferPointer, keyLength: Int) -> UInt64 {
         let fixed = XXHash64.hash(UnsafeRawBufferPointer(rebasing: buffer[0..<48]))
         let key = UnsafeRawBufferPointer(rebasing: buffer[fixedSize..<(fixedSize + keyLength)])
@@ -109,13 +118,24 @@ package struct DiskRecordHeader: Equatable {
 
     /// Decodes the header at the start of `buffer`, which must hold at least
     /// ``requiredSize(forPrefix:)`` bytes. Checks the header's own checksum, not the payload's.
-    package static func decode(_ buffer: UnsafeRawBufferPointer) throws(DiskRecordError) -> DiskRecordHeader {
+    /// `expectedKey`, when given and the header's key has its bytes, is taken as the key rather
+    /// than a string made from them.
+    package static func decode(
+        _ buffer: UnsafeRawBufferPointer,
+        expectedKey: String? = nil
+    ) throws(DiskRecordError) -> DiskRecordHeader {
         let size = try requiredSize(forPrefix: buffer)
         guard buffer.count >= size else { throw .truncated }
         let keyLength = size - fixedSize
         let stored = UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: 48, as: UInt64.self))
         guard stored == headerChecksum(buffer, keyLength: keyLength) else { throw .damagedHeader }
-        guard let key = String(validatingUTF8Bytes: UnsafeRawBufferPointer(rebasing: buffer[fixedSize..<size])) else {
+        let keyBytes = UnsafeRawBufferPointer(rebasing: buffer[fixedSize..<size])
+        let key: String
+        if let expectedKey, Self.bytes(of: expectedKey, equal: keyBytes) {
+            key = expectedKey
+        } else if let decoded = String(validatingUTF8Bytes: keyBytes) {
+            key = decoded
+        } else {
             throw .damagedHeader
         }
         let payloadLength = UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
@@ -138,9 +158,10 @@ package struct DiskRecordHeader: Equatable {
     /// Decodes a whole file: the header, then checks that the payload has the recorded length and
     /// checksum. Returns the header and the payload's byte range within `file`.
     package static func decodeRecord(
-        _ file: UnsafeRawBufferPointer
+        _ file: UnsafeRawBufferPointer,
+        expectedKey: String? = nil
     ) throws(DiskRecordError) -> (DiskRecordHeader, Range<Int>) {
-        let header = try decode(file)
+        let header = try decode(file, expectedKey: expectedKey)
         let start = header.size
         guard file.count - start == header.payloadLength else {
             throw file.count - start < header.payloadLength ? .truncated : .trailingBytes

@@ -28,7 +28,7 @@ extension DiskStorage {
                 throw ioError(error, key: key, "cannot read \(absolutePath(relativePath))")
             }
             do {
-                let (header, payload) = try DiskRecordHeader.decodeRecord(file.bytes)
+                let (header, payload) = try DiskRecordHeader.decodeRecord(file.bytes, expectedKey: key)
                 if header.key == key {
                     return Found(header: header, relativePath: relativePath, file: file, payload: payload)
                 }
@@ -178,7 +178,7 @@ extension DiskStorage {
                     SystemCalls.readFileIfCached($0, limit: Self.largestReadInPlace)
                 }
             ),
-            let (header, payload) = try? DiskRecordHeader.decodeRecord(file.bytes),
+            let (header, payload) = try? DiskRecordHeader.decodeRecord(file.bytes, expectedKey: key),
             header.key == key
         else { return nil }
         let observation = beginObservation()
@@ -226,7 +226,7 @@ extension DiskStorage {
     /// caller then looks the key up by its digest, which also deals with damage.
     func readKnown(_ relativePath: String, key: String) -> Found? {
         guard let file = try? readFile(relativePath),
-            let (header, payload) = try? DiskRecordHeader.decodeRecord(file.bytes),
+            let (header, payload) = try? DiskRecordHeader.decodeRecord(file.bytes, expectedKey: key),
             header.key == key
         else { return nil }
         return Found(header: header, relativePath: relativePath, file: file, payload: payload)

@@ -81,6 +81,10 @@ public final class DiskStorage: Sendable {
     /// Writers of keys whose digests share a first byte take the same lock, for the rename and
     /// the index update together; readers never take it.
     let stripes: Striped<Lock>
+    /// ``idleTime(of:)`` and ``touchInterval(of:)`` of the options, worked out once: every read
+    /// needs them.
+    let idleTime: Double
+    let touchInterval: Double
     let temporaryCounter = Atomic<UInt64>(0)
     let name: String
     /// The logger and metrics of ``Options/logger`` and ``Options/metrics``, or `nil` for neither.
@@ -117,6 +121,8 @@ public final class DiskStorage: Sendable {
     public init(url: URL, options: Options = Options()) throws(StorageError) {
         self.url = url
         self.options = options
+        self.idleTime = Self.idleTime(of: options)
+        self.touchInterval = Self.touchInterval(of: options)
         self.root = url.standardizedFileURL.path
         self.name = "DiskStorage"
         self.observer = StorageObserver.make(storage: "DiskStorage", logger: options.logger, metrics: options.metrics)
@@ -284,15 +290,16 @@ public final class DiskStorage: Sendable {
         idleTime > 0 ? max(header.expiry, modified + idleTime) : header.expiry
     }
 
-    /// The idle time of ``Options/expiry``, in seconds, or 0 when reads do not renew lifetimes.
-    var idleTime: Double {
+    /// The idle time of `options.expiry`, in seconds, or 0 when reads do not renew lifetimes.
+    static func idleTime(of options: Options) -> Double {
         options.expiry?.idleTime?.timeInterval ?? 0
     }
 
     /// How long after the last touch of a file a read touches it again: the recency resolution,
     /// or a sixteenth of the idle time when that is shorter.
-    var touchInterval: Double {
+    static func touchInterval(of options: Options) -> Double {
         let resolution = options.recencyResolution.timeInterval
+        let idleTime = idleTime(of: options)
         return idleTime > 0 ? min(resolution, idleTime / 16) : resolution
     }
 
