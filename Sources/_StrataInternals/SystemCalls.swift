@@ -61,6 +61,50 @@ package final class FileBytes: @unchecked Sendable {
         self.fileSize = fileSize
     }
 
+    /// Takes over `buffer`, from `malloc`, of which the first `count` bytes were read.
+    private init(adopting buffer: UnsafeMutableRawBufferPointer, count: Int, modified: Double, fileSize: Int) {
+        self.buffer = buffer
+        self.count = count
+        self.modified = modified
+        self.fileSize = fileSize
+    }
+
+    /// Reads the whole file at `path`, which the caller expects to be `expectedSize` bytes long,
+    /// without asking the system for its size and times: one system call fewer than
+    /// ``SystemCalls/readFile(_:in:limit:)-(UnsafePointer<CChar>,_,_)``. `nil` when there is no
+    /// such file, when it is longer than expected, or when it cannot be read as a regular file
+    /// (the caller then reads it the ordinary way, which says why). ``modified`` is NaN.
+    package static func read(_ path: UnsafePointer<CChar>, expectedSize: Int) -> FileBytes? {
+        let descriptor = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        // One byte more than expected, to see that the file ends where expected.
+        let capacity = expectedSize + 1
+        guard let base = malloc(capacity) else { fatalError("FileBytes: cannot allocate \(capacity) bytes") }
+        var offset = 0
+        while offset < capacity {
+            let read = pread(descriptor, base + offset, capacity - offset, off_t(offset))
+            if read < 0, errno == EINTR { continue }
+            // A folder (EISDIR), a FIFO (ESPIPE) or a read error: the ordinary read reports it.
+            guard read >= 0 else {
+                free(base)
+                return nil
+            }
+            if read == 0 { break }
+            offset += read
+        }
+        guard offset <= expectedSize else {
+            free(base)
+            return nil
+        }
+        return FileBytes(
+            adopting: UnsafeMutableRawBufferPointer(start: base, count: capacity),
+            count: offset,
+            modified: .nan,
+            fileSize: offset
+        )
+    }
+
     deinit {
         if ownsBuffer { free(buffer.baseAddress) }
     }

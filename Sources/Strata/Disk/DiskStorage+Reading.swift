@@ -117,7 +117,7 @@ extension DiskStorage {
         // The slot of the file read, when it is the index's: the access is then recorded without
         // looking the key up again.
         var knownSlot: Int?
-        if let known, let direct = readKnown(known.relativePath, key: key) {
+        if let known, let direct = readKnown(known.relativePath, size: known.size, key: key) {
             found = direct
             knownSlot = known.slot
         } else {
@@ -215,17 +215,26 @@ extension DiskStorage {
     }
 
     /// The file the index names for `key` and the slot of its entry, if it holds the key.
-    func knownFile(forKey key: String) -> (relativePath: String, slot: Int)? {
+    func knownFile(forKey key: String) -> (relativePath: String, size: Int, slot: Int)? {
         state.withLock { state in
-            state.cache.index[key].flatMap { slot in state.cache.slots[slot].map { ($0.value.relativePath, slot) } }
+            state.cache.index[key].flatMap { slot in
+                state.cache.slots[slot].map { ($0.value.relativePath, $0.value.size, slot) }
+            }
         }
     }
 
     /// Reads and checks the file the index names for `key`, sparing a read of a known key the
     /// digest and the probing. `nil` when that file is missing, damaged or another key's: the
     /// caller then looks the key up by its digest, which also deals with damage.
-    func readKnown(_ relativePath: String, key: String) -> Found? {
-        guard let file = try? readFile(relativePath),
+    ///
+    /// The file is read without asking for its size and times (the index knows its size) unless
+    /// reads renew lifetimes, which needs the file's time.
+    func readKnown(_ relativePath: String, size: Int, key: String) -> Found? {
+        let read =
+            idleTime > 0
+            ? try? readFile(relativePath)
+            : withAbsolutePath(relativePath) { FileBytes.read($0, expectedSize: size) }
+        guard let file = read,
             let (header, payload) = try? DiskRecordHeader.decodeRecord(file.bytes, expectedKey: key),
             header.key == key
         else { return nil }
@@ -254,8 +263,9 @@ extension DiskStorage {
             state.withLock { state in
                 guard state.cache.version(forKey: key, now: -.infinity) == 0 else { return }
                 let size = found.file.bytes.count
-                let entry = Entry(relativePath: found.relativePath, size: size, touched: found.file.modified)
-                let expiry = liveUntil(found.header, modified: found.file.modified)
+                // The file's time as just read again: the read may not have asked for it.
+                let entry = Entry(relativePath: found.relativePath, size: size, touched: current.modified)
+                let expiry = liveUntil(found.header, modified: current.modified)
                 state.cache.set(entry, forKey: key, cost: size, expiry: expiry, removed: &removed)
                 state.owners[found.relativePath] = key
             }

@@ -130,6 +130,45 @@ import _StrataInternals
         #expect(second == values.map(Optional.some))
     }
 
+    // MARK: Reading a file of known size
+
+    @Test func aFileOfKnownSizeIsReadWholeAndAnythingElseIsLeftToTheOrdinaryRead() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let path = folder.path + "/file"
+        let bytes = Data((0..<1_000).map { UInt8(truncatingIfNeeded: $0) })
+        try bytes.write(to: URL(fileURLWithPath: path))
+        func read(_ path: String, expecting size: Int) -> FileBytes? {
+            path.withCString { FileBytes.read($0, expectedSize: size) }
+        }
+        // As expected, or shorter (the checksum then tells): the bytes there are.
+        #expect(read(path, expecting: 1_000).map { Data($0.bytes) } == bytes)
+        #expect(read(path, expecting: 1_500).map { Data($0.bytes) } == bytes)
+        // Longer than expected, missing, a folder, a FIFO: nil, at once.
+        #expect(read(path, expecting: 999) == nil)
+        #expect(read(folder.path + "/missing", expecting: 10) == nil)
+        #expect(read(folder.path, expecting: 10) == nil)
+        let fifo = folder.path + "/fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        #expect(read(fifo, expecting: 10) == nil)
+    }
+
+    /// Another process replaced a known key's file with a longer value: the read that expected
+    /// the old size falls back to the ordinary read and returns the new value.
+    @Test func aKnownKeyRewrittenLongerElsewhereReadsItsNewValue() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let storage = try DiskStorage(url: folder.url)
+        let other = try DiskStorage(url: folder.url)
+        try storage.set(Data("short".utf8), forKey: "key")
+        #expect(try storage.value(forKey: "key") == Data("short".utf8))
+        let longer = Data(repeating: 7, count: 5_000)
+        try other.set(longer, forKey: "key")
+        #expect(try storage.value(forKey: "key") == longer)
+        try other.set(Data("tiny".utf8), forKey: "key")
+        #expect(try storage.value(forKey: "key") == Data("tiny".utf8))
+    }
+
     // MARK: Opening
 
     /// A key found in two files (a collision chain a crash interrupted): opening keeps the newer
