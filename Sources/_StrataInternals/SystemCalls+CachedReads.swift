@@ -42,6 +42,30 @@ extension SystemCalls {
         return read == count ? file : nil
     }
 
+    /// ``readFileIfCached(_:limit:)`` of a file the caller expects to be `expectedSize` bytes
+    /// long, without asking the system for its size and times (as
+    /// ``FileBytes/read(_:expectedSize:)``): `nil` when it is longer, and also when fewer bytes
+    /// than it holds were in the page cache, which the caller tells from a short record.
+    /// ``FileBytes/modified`` is NaN.
+    package static func readFileIfCached(_ path: UnsafePointer<CChar>, expectedSize: Int) -> FileBytes? {
+        guard cachedReadsWork.load(ordering: .relaxed) else { return nil }
+        let descriptor = strata_open_cached(AT_FDCWD, path)
+        if descriptor < 0 {
+            if errno == ENOSYS || errno == EINVAL || errno == EPERM {
+                cachedReadsWork.store(false, ordering: .relaxed)
+            }
+            return nil
+        }
+        defer { close(descriptor) }
+        return FileBytes.read(expectedSize: expectedSize) { base, count in
+            let read = strata_pread_cached(descriptor, base, count, 0)
+            if read < 0, errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL {
+                cachedReadsWork.store(false, ordering: .relaxed)
+            }
+            return read
+        }
+    }
+
     /// Whether this kernel and file system answer ``readFileIfCached(_:limit:)``; cleared at the
     /// first sign that they do not, so a platform without it pays one failed call.
     private static let cachedReadsWork = Atomic<Bool>(true)

@@ -78,22 +78,31 @@ package final class FileBytes: @unchecked Sendable {
         let descriptor = openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
-        // One byte more than expected, to see that the file ends where expected.
+        return read(expectedSize: expectedSize) { base, count in
+            var offset = 0
+            while offset < count {
+                let read = pread(descriptor, base + offset, count - offset, off_t(offset))
+                if read < 0, errno == EINTR { continue }
+                // A folder (EISDIR), a FIFO (ESPIPE) or a read error: the ordinary read says.
+                guard read >= 0 else { return -1 }
+                if read == 0 { break }
+                offset += read
+            }
+            return offset
+        }
+    }
+
+    /// A file expected to be `expectedSize` bytes long, read by `read` (given a buffer and its
+    /// size, it returns how many bytes it read, or -1): one byte more is asked for, to see that
+    /// the file ends where expected.
+    package static func read(
+        expectedSize: Int,
+        by read: (UnsafeMutableRawPointer, Int) -> Int
+    ) -> FileBytes? {
         let capacity = expectedSize + 1
         guard let base = malloc(capacity) else { fatalError("FileBytes: cannot allocate \(capacity) bytes") }
-        var offset = 0
-        while offset < capacity {
-            let read = pread(descriptor, base + offset, capacity - offset, off_t(offset))
-            if read < 0, errno == EINTR { continue }
-            // A folder (EISDIR), a FIFO (ESPIPE) or a read error: the ordinary read reports it.
-            guard read >= 0 else {
-                free(base)
-                return nil
-            }
-            if read == 0 { break }
-            offset += read
-        }
-        guard offset <= expectedSize else {
+        let offset = read(base, capacity)
+        guard offset >= 0, offset <= expectedSize else {
             free(base)
             return nil
         }

@@ -169,13 +169,22 @@ extension DiskStorage {
         // snapshot, an eviction), and waiting for it here would be waiting for the disk.
         guard let key = try? normalizedKey(key),
             let known = state.withLockIfAvailable({ state in
-                state.cache.index[key].flatMap { state.cache.slots[$0]?.value.relativePath }
+                state.cache.index[key].flatMap { slot in
+                    state.cache.slots[slot].map { ($0.value.relativePath, $0.value.size, slot) }
+                }
             }),
-            let relativePath = known,
+            let (relativePath, size, slot) = known,
+            size <= Self.largestReadInPlace,
             let file = withAbsolutePath(
                 relativePath,
                 {
-                    SystemCalls.readFileIfCached($0, limit: Self.largestReadInPlace)
+                    // Reads that renew lifetimes need the file's time, which only its status gives.
+                    // A file of another size (another process rewrote it) is read again with its
+                    // status.
+                    idleTime > 0
+                        ? SystemCalls.readFileIfCached($0, limit: Self.largestReadInPlace)
+                        : SystemCalls.readFileIfCached($0, expectedSize: size)
+                            ?? SystemCalls.readFileIfCached($0, limit: Self.largestReadInPlace)
                 }
             ),
             let (header, payload) = try? DiskRecordHeader.decodeRecord(file.bytes, expectedKey: key),
@@ -185,12 +194,12 @@ extension DiskStorage {
         let now = now()
         guard liveUntil(header, modified: file.modified) > now else { return nil }
         let counted = state.withLockIfAvailable { state -> Bool in
-            guard let slot = state.cache.index[key], let entry = state.cache.slots[slot]?.value,
-                entry.relativePath == relativePath, now - entry.touched <= touchInterval
+            guard slot < state.cache.slots.count, let entry = state.cache.slots[slot], entry.key == key,
+                entry.value.relativePath == relativePath, now - entry.value.touched <= touchInterval
             else { return false }
             state.statistics.hits &+= 1
             state.readsInPlace &+= 1
-            _ = state.cache.recordAccess(forKey: key)
+            _ = state.cache.recordAccess(forKey: key, slot: slot)
             return true
         }
         guard counted == true else { return nil }
@@ -230,10 +239,11 @@ extension DiskStorage {
     /// The file is read without asking for its size and times (the index knows its size) unless
     /// reads renew lifetimes, which needs the file's time.
     func readKnown(_ relativePath: String, size: Int, key: String) -> Found? {
+        // A file of another size (another process rewrote it) is read again the ordinary way.
         let read =
             idleTime > 0
             ? try? readFile(relativePath)
-            : withAbsolutePath(relativePath) { FileBytes.read($0, expectedSize: size) }
+            : withAbsolutePath(relativePath) { FileBytes.read($0, expectedSize: size) } ?? (try? readFile(relativePath))
         guard let file = read,
             let (header, payload) = try? DiskRecordHeader.decodeRecord(file.bytes, expectedKey: key),
             header.key == key

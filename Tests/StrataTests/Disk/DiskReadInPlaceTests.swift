@@ -118,6 +118,23 @@ import Testing
         #expect(reader.readsInPlace == 1, "the first read indexed the file; the second read it in place")
     }
 
+    /// The in-place read expects the file the index knows, of the size it knows; a file another
+    /// storage rewrote longer is read again with its status, still in place.
+    @concurrent
+    @Test func aKnownKeyRewrittenLongerElsewhereIsStillReadInPlace() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let reader = try DiskStorage(url: folder.url, options: Self.options())
+        let writer = try DiskStorage(url: folder.url, options: Self.options())
+        try await reader.set(Data("lviv".utf8), forKey: "city")
+        #expect(try await Self.read("city", from: reader) == Data("lviv".utf8))
+        #expect(reader.readsInPlace == 1)
+
+        try await writer.set(Data("ivano-frankivsk".utf8), forKey: "city")
+        #expect(try await Self.read("city", from: reader) == Data("ivano-frankivsk".utf8))
+        #expect(reader.readsInPlace == 2)
+    }
+
     /// The default reads in place; with the option off, every read goes to the I/O threads.
     @concurrent
     @Test(arguments: [nil, false])
