@@ -18,14 +18,7 @@ extension SystemCalls {
     /// the ordinary way, on a thread that may block. Never throws and never waits for I/O, so a
     /// cooperative-pool thread may call it.
     package static func readFileIfCached(_ path: UnsafePointer<CChar>, limit: Int) -> FileBytes? {
-        guard cachedReadsWork.load(ordering: .relaxed) else { return nil }
-        let descriptor = strata_open_cached(AT_FDCWD, path)
-        if descriptor < 0 {
-            if errno == ENOSYS || errno == EINVAL || errno == EPERM {
-                cachedReadsWork.store(false, ordering: .relaxed)
-            }
-            return nil
-        }
+        guard let descriptor = openCached(path) else { return nil }
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) <= limit else {
@@ -35,11 +28,7 @@ extension SystemCalls {
         let file = FileBytes(count: count, modified: modificationTime(info), fileSize: count)
         guard count > 0 else { return file }
         guard let base = file.buffer.baseAddress else { return nil }
-        let read = strata_pread_cached(descriptor, base, count, 0)
-        if read < 0, errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL {
-            cachedReadsWork.store(false, ordering: .relaxed)
-        }
-        return read == count ? file : nil
+        return readCached(descriptor, into: base, count: count) == count ? file : nil
     }
 
     /// ``readFileIfCached(_:limit:)`` of a file the caller expects to be `expectedSize` bytes
@@ -48,6 +37,14 @@ extension SystemCalls {
     /// than it holds were in the page cache, which the caller tells from a short record.
     /// ``FileBytes/modified`` is NaN.
     package static func readFileIfCached(_ path: UnsafePointer<CChar>, expectedSize: Int) -> FileBytes? {
+        guard let descriptor = openCached(path) else { return nil }
+        defer { close(descriptor) }
+        return FileBytes.read(expectedSize: expectedSize) { readCached(descriptor, into: $0, count: $1) }
+    }
+
+    /// Opens `path` if every folder on the way is in the kernel's lookup cache; the caller closes
+    /// the descriptor.
+    private static func openCached(_ path: UnsafePointer<CChar>) -> Int32? {
         guard cachedReadsWork.load(ordering: .relaxed) else { return nil }
         let descriptor = strata_open_cached(AT_FDCWD, path)
         if descriptor < 0 {
@@ -56,14 +53,17 @@ extension SystemCalls {
             }
             return nil
         }
-        defer { close(descriptor) }
-        return FileBytes.read(expectedSize: expectedSize) { base, count in
-            let read = strata_pread_cached(descriptor, base, count, 0)
-            if read < 0, errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL {
-                cachedReadsWork.store(false, ordering: .relaxed)
-            }
-            return read
+        return descriptor
+    }
+
+    /// Reads up to `count` bytes from the start of `descriptor` if the page cache holds them;
+    /// returns how many it read, or -1.
+    private static func readCached(_ descriptor: Int32, into base: UnsafeMutableRawPointer, count: Int) -> Int {
+        let read = strata_pread_cached(descriptor, base, count, 0)
+        if read < 0, errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL {
+            cachedReadsWork.store(false, ordering: .relaxed)
         }
+        return read
     }
 
     /// Whether this kernel and file system answer ``readFileIfCached(_:limit:)``; cleared at the

@@ -91,20 +91,25 @@ import _StrataInternals
 
     // MARK: File bytes handed to Data
 
-    @Test(arguments: [0, 1, 14, 15, 1_024, 1 << 20])
-    func aValueReadFromItsFileOutlivesTheBufferItWasReadInto(count: Int) throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let value = Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) })
+    /// Writes a record file of `value` for `key` at `path`, as a storage would.
+    private static func writeRecord(_ value: Data, forKey key: String, to path: String) throws {
         let header = DiskRecordHeader(
-            key: "key",
+            key: key,
             payloadLength: value.count,
             created: 0,
             expiry: .infinity,
             payloadChecksum: DiskRecordHeader.checksum(ofPayload: value)
         )
-        let path = folder.path + "/record"
         try (Data(header.encoded()) + value).write(to: URL(fileURLWithPath: path))
+    }
+
+    @Test(arguments: [0, 1, 14, 15, 1_024, 1 << 20])
+    func aValueReadFromItsFileOutlivesTheBufferItWasReadInto(count: Int) throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let value = Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 5) })
+        let path = folder.path + "/record"
+        try Self.writeRecord(value, forKey: "key", to: path)
         var data: Data?
         do {
             let file = try #require(try SystemCalls.readFile(path))
@@ -189,14 +194,7 @@ import _StrataInternals
             (newerAtFirstProbe ? base : base + "-1", new, 10.0),
             (newerAtFirstProbe ? base + "-1" : base, old, 100.0),
         ] {
-            let header = DiskRecordHeader(
-                key: "key",
-                payloadLength: value.count,
-                created: 0,
-                expiry: .infinity,
-                payloadChecksum: DiskRecordHeader.checksum(ofPayload: value)
-            )
-            try (Data(header.encoded()) + value).write(to: URL(fileURLWithPath: path))
+            try Self.writeRecord(value, forKey: "key", to: path)
             try FileManager.default.setAttributes(
                 [.modificationDate: Date(timeIntervalSinceNow: -age)],
                 ofItemAtPath: path
