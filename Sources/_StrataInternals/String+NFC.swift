@@ -31,12 +31,17 @@ extension String {
     package init?(validatingUTF8Bytes bytes: UnsafeRawBufferPointer) {
         let decoded = String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
         // Decoding repairs invalid sequences with U+FFFD, which changes the bytes.
-        let same = decoded.utf8.withContiguousStorageIfAvailable { decodedBytes in
-            decodedBytes.count == bytes.count
-                && (bytes.isEmpty || memcmp(decodedBytes.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
-        }
-        guard same ?? decoded.utf8.elementsEqual(bytes) else { return nil }
+        guard decoded.hasUTF8(bytes) else { return nil }
         self = decoded
+    }
+
+    /// Whether the string's UTF-8 encoding is exactly `bytes`.
+    package func hasUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard utf8.count == bytes.count else { return false }
+        guard let base = bytes.baseAddress else { return true }
+        return utf8.withContiguousStorageIfAvailable { utf8 in
+            memcmp(utf8.baseAddress.unsafelyUnwrapped, base, bytes.count) == 0
+        } ?? utf8.elementsEqual(bytes)
     }
 }
 

@@ -54,11 +54,16 @@ package final class FileBytes: @unchecked Sendable {
         // `malloc` rather than `allocate(byteCount:alignment:)`, which takes `posix_memalign` on
         // Linux; the buffer is only ever read byte-wise or with unaligned loads.
         let size = max(count, 1)
-        guard let base = malloc(size) else { fatalError("FileBytes: cannot allocate \(size) bytes") }
-        buffer = UnsafeMutableRawBufferPointer(start: base, count: size)
+        buffer = UnsafeMutableRawBufferPointer(start: Self.allocate(size), count: size)
         self.count = count
         self.modified = modified
         self.fileSize = fileSize
+    }
+
+    /// `size` bytes from `malloc`.
+    private static func allocate(_ size: Int) -> UnsafeMutableRawPointer {
+        guard let base = malloc(size) else { fatalError("FileBytes: cannot allocate \(size) bytes") }
+        return base
     }
 
     /// Takes over `buffer`, from `malloc`, of which the first `count` bytes were read.
@@ -79,16 +84,8 @@ package final class FileBytes: @unchecked Sendable {
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         return read(expectedSize: expectedSize) { base, count in
-            var offset = 0
-            while offset < count {
-                let read = pread(descriptor, base + offset, count - offset, off_t(offset))
-                if read < 0, errno == EINTR { continue }
-                // A folder (EISDIR), a FIFO (ESPIPE) or a read error: the ordinary read says.
-                guard read >= 0 else { return -1 }
-                if read == 0 { break }
-                offset += read
-            }
-            return offset
+            // A folder (EISDIR), a FIFO (ESPIPE) or a read error: the ordinary read says.
+            (try? SystemCalls.readFully(descriptor, into: base, count: count, path: path)) ?? -1
         }
     }
 
@@ -100,7 +97,7 @@ package final class FileBytes: @unchecked Sendable {
         by read: (UnsafeMutableRawPointer, Int) -> Int
     ) -> FileBytes? {
         let capacity = expectedSize + 1
-        guard let base = malloc(capacity) else { fatalError("FileBytes: cannot allocate \(capacity) bytes") }
+        let base = allocate(capacity)
         let offset = read(base, capacity)
         guard offset >= 0, offset <= expectedSize else {
             free(base)
@@ -190,7 +187,7 @@ package enum SystemCalls {
 
     /// Reads up to `count` bytes from the start of `descriptor` into `base`; returns how many it
     /// read, fewer when the file shrank while being read.
-    private static func readFully(
+    fileprivate static func readFully(
         _ descriptor: Int32,
         into base: UnsafeMutableRawPointer,
         count: Int,

@@ -81,15 +81,6 @@ package struct DiskRecordHeader: Equatable {
         return bytes
     }
 
-    /// Whether `string`'s UTF-8 is `bytes`.
-    private static func bytes(of string: String, equal bytes: UnsafeRawBufferPointer) -> Bool {
-        guard string.utf8.count == bytes.count else { return false }
-        guard let base = bytes.baseAddress else { return true }
-        return string.utf8.withContiguousStorageIfAvailable { utf8 in
-            memcmp(utf8.baseAddress.unsafelyUnwrapped, base, bytes.count) == 0
-        } ?? string.utf8.elementsEqual(bytes)
-    }
-
     private static func headerChecksum(_ buffer: UnsafeRawBufferPointer, keyLength: Int) -> UInt64 {
         let fixed = XXHash64.hash(UnsafeRawBufferPointer(rebasing: buffer[0..<48]))
         let key = UnsafeRawBufferPointer(rebasing: buffer[fixedSize..<(fixedSize + keyLength)])
@@ -131,7 +122,7 @@ package struct DiskRecordHeader: Equatable {
         guard stored == headerChecksum(buffer, keyLength: keyLength) else { throw .damagedHeader }
         let keyBytes = UnsafeRawBufferPointer(rebasing: buffer[fixedSize..<size])
         let key: String
-        if let expectedKey, Self.bytes(of: expectedKey, equal: keyBytes) {
+        if let expectedKey, expectedKey.hasUTF8(keyBytes) {
             key = expectedKey
         } else if let decoded = String(validatingUTF8Bytes: keyBytes) {
             key = decoded
