@@ -8,10 +8,12 @@
 #if Hummingbird
 import AsyncHTTPClient
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOHTTP1
 import NIOPosix
 import Strata
 import StrataPostgres
@@ -118,7 +120,8 @@ struct ProductServer {
             router.get("/products/:id") { _, context -> Response in
                 let id = try context.parameters.require("id")
                 statistics.record(id)
-                return json(try await products.value(for: id))
+                let product = try await products.value(for: id)
+                return json(product, servedAt: Monotonic.now)
             }
             closing = {
                 await shared.close()
@@ -143,16 +146,21 @@ struct ProductServer {
         await closing?()
     }
 
-    static func json(_ data: Data) -> Response {
-        Response(
-            status: .ok,
-            headers: [.contentType: "application/json"],
-            body: .init(byteBuffer: ByteBuffer(bytes: data))
-        )
+    static func json(_ data: Data, servedAt: UInt64? = nil) -> Response {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let servedAt { headers[.servedAt] = String(servedAt) }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: data)))
     }
 
     /// Changes products in PostgreSQL one at a time and measures, for each change and each
-    /// server, the time from the commit to the server's first answer with the new version.
+    /// server, how long after the commit the server went on serving the old version.
+    ///
+    /// Four pollers per server ask for the changed product, each as soon as its last answer
+    /// came, until each has seen the new version. Every answer carries the time the server read
+    /// the product (`Served-At`, on the machine's monotonic clock, which every process here
+    /// shares). A change's staleness on a server is the latest read of the old version after
+    /// the commit, or zero. Also printed: the time until the first answer with the new version
+    /// arrived, which adds the request's own latency under load to the staleness.
     static func write(_ arguments: Arguments) async throws {
         let servers = try arguments.value("servers").split(separator: ",").compactMap { Int($0) }
         let changes = Int(try arguments.value("changes", default: "200")) ?? 200
@@ -160,85 +168,124 @@ struct ProductServer {
         let ids = Int(try arguments.value("ids", default: "1000")) ?? 1000
         let options = PostgresStorage.Options(table: try arguments.value("table", default: "products"))
         let storage = try await PostgresStorage(url: try arguments.value("postgres"), options: options)
-        // Each server's connection is open before the first change: the delays are the
+        // Each server's connections are open before the first change: the delays are the
         // servers', not the client's connection setup.
         for port in servers {
-            _ = await firstAnswer(containing: "", port: port, id: 1, since: .now)
+            _ = await watch(port: port, id: 1, marker: "", committed: Monotonic.now)
         }
-        var delays: [Duration] = []
-        var slowest: (answer: Answer, change: Int)?
+        var staleness: [UInt64] = []
+        var firstNew: [UInt64] = []
+        var slowest: (watch: Watch, change: Int, port: Int)?
         var missed = 0
         for change in 1...changes {
             let id = Int.random(in: 1...ids)
             let version = 1_000 + change
             let product = Product(id: id, name: "Product \(id)", price: 100 + id + change, version: version)
             try await storage.set(try JSONEncoder().encode(product), forKey: String(id))
-            let committed = ContinuousClock.now
+            let committed = Monotonic.now
             let marker = #""version":\#(version)"#
-            let seen = await withTaskGroup(of: Answer?.self) { group in
+            let watches = await withTaskGroup(of: (Int, Watch).self) { group in
                 for port in servers {
-                    group.addTask { await firstAnswer(containing: marker, port: port, id: id, since: committed) }
+                    group.addTask { (port, await watch(port: port, id: id, marker: marker, committed: committed)) }
                 }
-                return await group.reduce(into: [Answer?]()) { $0.append($1) }
+                return await group.reduce(into: [(Int, Watch)]()) { $0.append($1) }
             }
-            for answer in seen {
-                guard let answer else {
+            for (port, watch) in watches {
+                guard let received = watch.firstNewReceived else {
                     missed += 1
                     continue
                 }
-                delays.append(answer.delay)
-                if answer.delay > slowest?.answer.delay ?? .zero { slowest = (answer, change) }
+                staleness.append(watch.staleness)
+                firstNew.append(received)
+                if watch.staleness > slowest?.watch.staleness ?? 0 { slowest = (watch, change, port) }
             }
             try await Task.sleep(for: .milliseconds(interval))
         }
         await storage.close()
-        delays.sort()
-        func percentile(_ p: Double) -> String {
-            guard !delays.isEmpty else { return "-" }
-            let index = max(0, min(delays.count - 1, Int((Double(delays.count) * p).rounded(.up)) - 1))
-            let (seconds, attoseconds) = delays[index].components
-            return String(format: "%.1f ms", Double(seconds) * 1000 + Double(attoseconds) / 1e15)
-        }
         let worst = slowest.map {
-            " (change \($0.change) of \(changes): \($0.answer.requests) requests, the longest \($0.answer.longestRequest))"
+            " (change \($0.change), port \($0.port): the last old answer was read "
+                + "\(milliseconds($0.watch.staleness)) after the commit, \($0.watch.answers) answers)"
         }
         print(
-            "staleness: \(delays.count) answers, p50 \(percentile(0.5)), p99 \(percentile(0.99)), "
-                + "max \(percentile(1.0))\(worst ?? ""), not seen within 2 s: \(missed)"
+            "staleness (last old version served after the commit): \(staleness.count) changes × servers, "
+                + "\(percentiles(staleness))\(worst ?? ""); "
+                + "first new answer received: \(percentiles(firstNew)); not seen within 2 s: \(missed)"
         )
     }
 
-    /// How a server came to answer with a change: after how long, in how many requests, and
-    /// the longest of them.
-    struct Answer: Sendable {
-        var delay: Duration
-        var requests: Int
-        var longestRequest: Duration
+    static func milliseconds(_ nanoseconds: UInt64) -> String {
+        String(format: "%.1f ms", Double(nanoseconds) / 1e6)
     }
 
-    /// Asks the server on `port` for product `id` until it answers with `marker`, for up to
-    /// 2 seconds; `nil` if it never does.
-    static func firstAnswer(
-        containing marker: String,
-        port: Int,
-        id: Int,
-        since start: ContinuousClock.Instant
-    ) async -> Answer? {
+    /// "p50 …, p99 …, max …" of durations in nanoseconds.
+    static func percentiles(_ values: [UInt64]) -> String {
+        let sorted = values.sorted()
+        func at(_ p: Double) -> String {
+            guard !sorted.isEmpty else { return "-" }
+            let index = max(0, min(sorted.count - 1, Int((Double(sorted.count) * p).rounded(.up)) - 1))
+            return milliseconds(sorted[index])
+        }
+        return "p50 \(at(0.5)), p99 \(at(0.99)), max \(at(1.0))"
+    }
+
+    /// What the pollers of one server saw after one change, in nanoseconds after the commit.
+    struct Watch: Sendable {
+        /// When the server last read the old version, or zero if it never did after the commit.
+        var staleness: UInt64 = 0
+        /// When the first answer with the new version arrived; `nil` if none did within 2 s.
+        var firstNewReceived: UInt64?
+        var answers = 0
+
+        mutating func merge(_ other: Watch) {
+            staleness = max(staleness, other.staleness)
+            firstNewReceived = [firstNewReceived, other.firstNewReceived].compactMap { $0 }.min()
+            answers += other.answers
+        }
+    }
+
+    /// Four pollers ask the server on `port` for product `id`, each until it answers with
+    /// `marker` or 2 seconds have passed, starting 1 ms apart.
+    static func watch(port: Int, id: Int, marker: String, committed: UInt64) async -> Watch {
+        await withTaskGroup(of: Watch.self) { group in
+            for poller in 0..<4 {
+                group.addTask {
+                    try? await Task.sleep(for: .milliseconds(poller))
+                    return await poll(port: port, id: id, marker: marker, committed: committed)
+                }
+            }
+            return await group.reduce(into: Watch()) { $0.merge($1) }
+        }
+    }
+
+    static func poll(port: Int, id: Int, marker: String, committed: UInt64) async -> Watch {
         let request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/products/\(id)")
-        var answer = Answer(delay: .zero, requests: 0, longestRequest: .zero)
-        while ContinuousClock.now - start < .seconds(2) {
-            let sent = ContinuousClock.now
-            answer.requests += 1
-            let response = try? await HTTPClient.shared.execute(request, timeout: .seconds(2))
-            let body = try? await response?.body.collect(upTo: 1 << 20)
-            answer.longestRequest = max(answer.longestRequest, ContinuousClock.now - sent)
-            if let body, String(buffer: body).contains(marker) {
-                answer.delay = ContinuousClock.now - start
-                return answer
+        var watch = Watch()
+        while Monotonic.now - committed < 2_000_000_000 {
+            guard let response = try? await HTTPClient.shared.execute(request, timeout: .seconds(2)),
+                let body = try? await response.body.collect(upTo: 1 << 20)
+            else { continue }
+            let received = Monotonic.now
+            watch.answers += 1
+            if String(buffer: body).contains(marker) {
+                watch.firstNewReceived = received - committed
+                return watch
+            }
+            if let servedAt = response.headers.first(name: "Served-At").flatMap(UInt64.init), servedAt > committed {
+                watch.staleness = max(watch.staleness, servedAt - committed)
             }
         }
-        return nil
+        return watch
     }
+}
+
+/// The machine's monotonic clock in nanoseconds: the same in every process, so the writer can
+/// compare a server's `Served-At` with its own commit time.
+enum Monotonic {
+    static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
+}
+
+extension HTTPField.Name {
+    static let servedAt = Self("Served-At")!
 }
 #else
 @main
