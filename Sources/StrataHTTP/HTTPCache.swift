@@ -144,9 +144,9 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
     /// Finds the record that answers this cache's requests for `key`: the one stored under it,
     /// or, when that lists variants, the variant whose selecting headers match the request's.
     private func lookUp(_ key: URL) async -> Lookup {
-        guard let primary = await record(forKey: key) else { return Lookup(primary: nil, stored: nil) }
+        guard let primary = await record(forKey: key) else { return Lookup(key: key, primary: nil) }
         guard primary.listsVariants else {
-            return Lookup(primary: primary, stored: (primary, key))
+            return Lookup(key: key, primary: primary)
         }
         let selecting = request.selectingHeaders(for: primary.vary)
         let variantKey = Self.variantKey(key, names: primary.vary, selecting: selecting)
@@ -154,9 +154,9 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
         guard let variant = await record(forKey: variantKey), variant.selectingHeaders == selecting,
             variant.vary == primary.vary
         else {
-            return Lookup(primary: primary, stored: nil)
+            return Lookup(key: key, primary: primary)
         }
-        return Lookup(primary: primary, stored: (variant, variantKey))
+        return Lookup(key: key, primary: primary, variant: (variant, variantKey))
     }
 
     /// Stores `record` under its URL or its variant's key when RFC 9111 and the policy allow it
@@ -288,8 +288,19 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
     /// What the lookup found: the record under the URL's key, and the record that answers this
     /// request with the key it is stored under.
     private struct Lookup: Sendable {
+        /// The URL's key.
+        var key: URL
         var primary: HTTPCacheRecord?
-        var stored: (record: HTTPCacheRecord, key: URL)?
+        /// The variant that matches the request, when `primary` lists variants.
+        var variant: (record: HTTPCacheRecord, key: URL)?
+
+        /// The record that answers the request and its key: `primary` itself unless it lists
+        /// variants. (Kept once, not copied into a second field: a record copy retains each of
+        /// its texts and its body.)
+        var stored: (record: HTTPCacheRecord, key: URL)? {
+            guard let primary else { return nil }
+            return primary.listsVariants ? variant : (primary, key)
+        }
     }
 }
 

@@ -20,6 +20,8 @@ public struct HTTPCacheRecordCodec: Codec {
     public static let formatVersion: UInt8 = 1
     /// The last four bytes of every record.
     static let magic: [UInt8] = Array("SHCR".utf8)
+    /// ``magic`` as the four bytes are loaded from memory, for one comparison.
+    private static let magicWord = magic.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }
     /// The trailer: the head's byte count (4, little-endian), the format version (1), the magic (4).
     static let trailerByteCount = 9
 
@@ -64,36 +66,53 @@ public struct HTTPCacheRecordCodec: Codec {
     /// - Throws: ``HTTPCacheRecordFormatError``: ``HTTPCacheRecordFormatError/isOtherFormat``
     ///   for a record in JSON or in another format version, unset for damaged bytes.
     public func decode(_ encoded: Data) throws -> HTTPCacheRecord {
-        let count = encoded.count
-        guard count >= Self.trailerByteCount, encoded.suffix(4).elementsEqual(Self.magic) else {
-            if encoded.first == UInt8(ascii: "{") {
+        // The trailer and the head are read from the record's bytes in place: a byte at a time
+        // through `Data`'s subscript costs an exclusivity check per byte.
+        var (record, bodyByteCount) = try encoded.withUnsafeBytes { bytes throws(HTTPCacheRecordFormatError) in
+            try Self.decodeHead(bytes)
+        }
+        // The body shares the record's bytes: a slice from the record's own start index,
+        // rebased to a fresh Data only when the record was itself a slice.
+        let start = encoded.startIndex
+        let body = encoded[start..<(start + bodyByteCount)]
+        record.body = start == 0 ? body : Data(body)
+        return record
+    }
+
+    /// Decodes the trailer and the head of the record in `bytes`: a record with an empty body,
+    /// for the caller to fill from its own storage, and the body's byte count.
+    private static func decodeHead(
+        _ bytes: UnsafeRawBufferPointer
+    ) throws(HTTPCacheRecordFormatError) -> (HTTPCacheRecord, bodyByteCount: Int) {
+        let count = bytes.count
+        guard count >= trailerByteCount, bytes.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self) == magicWord
+        else {
+            if bytes.first == UInt8(ascii: "{") {
                 throw HTTPCacheRecordFormatError(isOtherFormat: true, reason: "the record is JSON, an earlier format")
             }
             throw HTTPCacheRecordFormatError(isOtherFormat: false, reason: "the record has no trailer")
         }
-        let start = encoded.startIndex
-        let version = encoded[start + count - 5]
-        guard version == Self.formatVersion else {
+        let version = bytes[count - 5]
+        guard version == formatVersion else {
             throw HTTPCacheRecordFormatError(
                 isOtherFormat: true,
-                reason: "the record is in format version \(version); this version reads \(Self.formatVersion)"
+                reason: "the record is in format version \(version); this version reads \(formatVersion)"
             )
         }
-        let headByteCount = (0..<4).reduce(0) { $0 | Int(encoded[start + count - 9 + $1]) << (8 * $1) }
-        let bodyByteCount = count - Self.trailerByteCount - headByteCount
+        let headByteCount = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: count - 9, as: UInt32.self)))
+        let bodyByteCount = count - trailerByteCount - headByteCount
         guard bodyByteCount >= 0 else {
             throw HTTPCacheRecordFormatError(isOtherFormat: false, reason: "the head is longer than the record")
         }
-        var reader = HeadReader(encoded, from: start + bodyByteCount, to: start + bodyByteCount + headByteCount)
+        var reader = HeadReader(bytes, from: bodyByteCount, to: bodyByteCount + headByteCount)
         let flags = try reader.byte()
         let received = Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.uint64()))
         let freshUntil =
             flags & 2 != 0 ? Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.uint64())) : nil
-        var texts: [String?] = []
-        for _ in 0..<4 {
-            let length = try reader.varint()
-            texts.append(length == 0 ? nil : try reader.string(byteCount: length - 1))
-        }
+        let entityTag = try reader.optionalString()
+        let lastModified = try reader.optionalString()
+        let cacheControl = try reader.optionalString()
+        let expires = try reader.optionalString()
         var vary: [String] = []
         for _ in 0..<(try reader.varint()) { vary.append(try reader.string(byteCount: try reader.varint())) }
         var selecting: [String: String] = [:]
@@ -104,21 +123,19 @@ public struct HTTPCacheRecordCodec: Codec {
         guard reader.isAtEnd else {
             throw HTTPCacheRecordFormatError(isOtherFormat: false, reason: "the head has bytes after its end")
         }
-        // The body shares the record's bytes: a slice from the record's own start index,
-        // rebased to a fresh Data only when the record was itself a slice.
-        let body = encoded[start..<(start + bodyByteCount)]
-        return HTTPCacheRecord(
-            body: start == 0 ? body : Data(body),
-            entityTag: texts[0],
-            lastModified: texts[1],
-            cacheControl: texts[2],
-            expires: texts[3],
+        let record = HTTPCacheRecord(
+            body: Data(),
+            entityTag: entityTag,
+            lastModified: lastModified,
+            cacheControl: cacheControl,
+            expires: expires,
             received: received,
             freshUntil: freshUntil,
             vary: vary,
             selectingHeaders: selecting,
             listsVariants: flags & 1 != 0
         )
+        return (record, bodyByteCount)
     }
 
     private static func append(_ value: UInt64, to bytes: inout [UInt8]) {
@@ -139,33 +156,33 @@ public struct HTTPCacheRecordCodec: Codec {
         bytes.append(contentsOf: text.utf8)
     }
 
-    /// Reads the head's fields, failing on any byte past its end.
+    /// Reads the head's fields from the record's bytes, failing on any byte past its end.
     private struct HeadReader {
-        let data: Data
+        let bytes: UnsafeRawBufferPointer
         var index: Int
         let end: Int
 
-        init(_ data: Data, from start: Int, to end: Int) {
-            self.data = data
+        init(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int) {
+            self.bytes = bytes
             self.index = start
             self.end = end
         }
 
         var isAtEnd: Bool { index == end }
 
-        mutating func byte() throws -> UInt8 {
+        mutating func byte() throws(HTTPCacheRecordFormatError) -> UInt8 {
             guard index < end else { throw Self.truncated }
             defer { index += 1 }
-            return data[index]
+            return bytes[index]
         }
 
-        mutating func uint64() throws -> UInt64 {
-            var value: UInt64 = 0
-            for shift in 0..<8 { value |= UInt64(try byte()) << (8 * UInt64(shift)) }
-            return value
+        mutating func uint64() throws(HTTPCacheRecordFormatError) -> UInt64 {
+            guard end - index >= 8 else { throw Self.truncated }
+            defer { index += 8 }
+            return UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
         }
 
-        mutating func varint() throws -> Int {
+        mutating func varint() throws(HTTPCacheRecordFormatError) -> Int {
             var value = 0
             for shift in stride(from: 0, to: 63, by: 7) {
                 let byte = try byte()
@@ -178,10 +195,16 @@ public struct HTTPCacheRecordCodec: Codec {
             throw Self.truncated
         }
 
-        mutating func string(byteCount: Int) throws -> String {
+        mutating func string(byteCount: Int) throws(HTTPCacheRecordFormatError) -> String {
             guard byteCount >= 0, byteCount <= end - index else { throw Self.truncated }
             defer { index += byteCount }
-            return String(decoding: data[index..<(index + byteCount)], as: UTF8.self)
+            return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[index..<(index + byteCount)]), as: UTF8.self)
+        }
+
+        /// A text written as its byte count plus one, or a zero for none.
+        mutating func optionalString() throws(HTTPCacheRecordFormatError) -> String? {
+            let length = try varint()
+            return length == 0 ? nil : try string(byteCount: length - 1)
         }
 
         static let truncated = HTTPCacheRecordFormatError(isOtherFormat: false, reason: "the head is cut short")
