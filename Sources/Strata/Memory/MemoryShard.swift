@@ -85,7 +85,7 @@ struct MemoryShard<Key: Hashable, Value> {
     }
 
     /// Buffers `access` for the policy, or drops it when the buffer is full.
-    @inlinable
+    @inlinable @inline(__always)
     mutating func record(_ access: PendingAccess) -> Recorded {
         let count = pending.count
         guard count < Self.capacity else { return .drainable }

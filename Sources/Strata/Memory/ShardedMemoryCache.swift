@@ -126,14 +126,14 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
 
     /// Returns the live value for `key`, counting a hit or a miss. An expired entry reads as a
     /// miss and is removed.
-    @inlinable
+    @inlinable @inline(__always)
     func value(forKey key: Key, now: () -> Double) -> Value? {
         entry(forKey: key, now: now)?.value
     }
 
     /// Returns the live value for `key` with its version and expiry (after the idle time renewed
     /// it), counting a hit or a miss. An expired entry reads as a miss and is removed.
-    @inlinable
+    @inlinable @inline(__always)
     func entry(forKey key: Key, now: () -> Double) -> (value: Value, version: UInt64, expiry: Double)? {
         let hash = key.hashValue
         let index = shardIndex(ofHash: hash)
