@@ -35,6 +35,16 @@ package final class AsyncMutex: Sendable {
         }
     }
 
+    /// Takes the lock if it is free; returns whether it did. Never waits.
+    @usableFromInline
+    package func tryLock() -> Bool {
+        state.withLock { state in
+            if state.isLocked { return false }
+            state.isLocked = true
+            return true
+        }
+    }
+
     /// Hands the lock to the longest waiter, or releases it. The continuation is resumed after
     /// the internal lock is dropped.
     @usableFromInline

@@ -12,8 +12,9 @@ public import Logging
 /// When the front is an ``UpdatableStorage`` (``MemoryStorage``, `DiskStorage`, the database
 /// storages), no lock is held while either layer works: the backfill is one conditional update of
 /// the front that stores the value only where the front holds nothing and no write of the key's
-/// stripe has begun since the read did. Over any other front, a backfill and the writes of its
-/// key's stripe take turns.
+/// stripe has begun since the read did. Over any other front, the writes of a stripe take turns
+/// and a backfill happens only when no write of its stripe is under way: a backfill that would
+/// have to wait is skipped, so a read never waits for a write.
 ///
 /// ```swift
 /// let bundled = MemoryStorage<String, String>().backed(by: defaults.readOnly()).readOnly()
@@ -28,7 +29,8 @@ where Front.Key == Back.Key, Front.Value == Back.Value, Front.Key: Hashable {
     /// How backfills and writes keep out of each other's way.
     @usableFromInline
     enum Coordination: Sendable {
-        /// Writes and backfills of a stripe take turns (a front that cannot write conditionally).
+        /// Writes of a stripe take turns, and a backfill is skipped while one runs (a front that
+        /// cannot write conditionally).
         case gate(WriteGate)
         /// Nothing waits: a backfill checks, inside the front's own atomic update, that no write
         /// has begun since its read did.

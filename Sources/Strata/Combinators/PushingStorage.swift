@@ -1,7 +1,10 @@
 /// A storage whose writes also go to a second storage, which is never read.
 ///
 /// Created by ``WritableStorage/pushing(to:)``. A write goes to the back first, then to the front;
-/// reads (when the front can be read) come from the front alone. Any task may use it.
+/// reads (when the front can be read) come from the front alone. Writes of one key reach both
+/// layers in the order they began: a write waits for the earlier writes of its own key, never for
+/// another key's, and a write that is still waiting can be cancelled. Reads never wait. Any task
+/// may use it.
 ///
 /// ```swift
 /// let audited = cache.pushing(to: auditLog.writeOnly())
@@ -17,29 +20,34 @@ where Front.Key == Back.Key, Front.Value == Back.Value, Front.Key: Hashable {
     public let front: Front
     /// The layer every write is pushed to.
     public let back: Back
-    @usableFromInline let gate: WriteGate
+    @usableFromInline let turns: KeyedTurns<Key>
 
     @inlinable
     init(front: Front, back: Back) {
         self.front = front
         self.back = back
-        self.gate = WriteGate()
+        self.turns = KeyedTurns()
     }
 
     /// Stores `value` in the back, then in the front. Concurrent writes to one key reach both
     /// layers in the same order.
+    ///
+    /// - Throws: the layers' errors (a failed back write leaves the front as it was), or
+    ///   `StorageError.Code.cancelled` when the task is cancelled while an earlier write of `key`
+    ///   is still running.
     @inlinable
     public func set(_ value: Value, forKey key: Key) async throws(StorageError) {
-        try await gate.write(gate.stripe(for: key)) { () throws(StorageError) in
+        try await turns.run(key, storage: "PushingStorage") { () throws(StorageError) in
             try await back.set(value, forKey: key)
             try await front.set(value, forKey: key)
         }
     }
 
-    /// Removes the value from the back, then from the front.
+    /// Removes the value from the back, then from the front, in turn with the other writes of
+    /// `key` as ``set(_:forKey:)`` says.
     @inlinable
     public func removeValue(forKey key: Key) async throws(StorageError) {
-        try await gate.write(gate.stripe(for: key)) { () throws(StorageError) in
+        try await turns.run(key, storage: "PushingStorage") { () throws(StorageError) in
             try await back.removeValue(forKey: key)
             try await front.removeValue(forKey: key)
         }

@@ -4,10 +4,12 @@ public import _StrataInternals
 /// Keeps a layered storage's read-through backfill from overwriting a newer write.
 ///
 /// Keys are spread over a fixed set of stripes by hash. Each stripe has an ``AsyncMutex`` that
-/// writers hold for their whole write (back, then front) and a generation that they bump just
-/// before releasing it. A reader notes the generation *before* it reads the front; it backfills
-/// only while holding the stripe's mutex and only if the generation has not moved, so a value
-/// read from the back before a write finished can never land in the front after that write.
+/// writers hold for their whole write and a generation that they bump just before releasing it.
+/// A reader notes the generation *before* it reads the front; it backfills only if it can take
+/// the stripe's mutex at once and the generation has not moved, so a value read from the back
+/// before a write finished can never land in the front after that write, and a read never waits
+/// for a write. `BackedStorage` uses it over a front that cannot be written conditionally; its
+/// writes go to the front only, so no lock is held while the back works.
 ///
 /// It is also the one way writes to a key are serialised across awaits (`ObjectStore`'s writes
 /// take a stripe each), without a lock of its own per key.
@@ -73,14 +75,16 @@ package final class WriteGate: Sendable {
         return try await body()
     }
 
-    /// Runs `body` (a backfill) only if no write to `stripe` finished since `generation` was read.
+    /// Runs `body` (a backfill) only if no write to `stripe` is under way or finished since
+    /// `generation` was read. Never waits: a backfill that would have to wait for a write is
+    /// skipped, which costs a later read of the back, so a read is never held up by a write.
     @usableFromInline
     func backfill(
         _ stripe: Stripe,
         ifUnchangedSince generation: UInt64,
         _ body: () async throws(StorageError) -> Void
     ) async throws(StorageError) {
-        await stripe.mutex.lock()
+        guard stripe.mutex.tryLock() else { return }
         defer { stripe.mutex.unlock() }
         guard stripe.generation.load(ordering: .acquiring) == generation else { return }
         try await body()

@@ -187,6 +187,71 @@ import _StrataInternals
     }
 }
 
+/// Over a front that cannot be written conditionally, writes of a stripe take turns and a backfill
+/// that would have to wait for one is skipped: no read waits for a write.
+@Suite struct BackedOverAPlainFrontTests {
+    /// A storage over a ``GatedStorage`` that is not an `UpdatableStorage`, so `backed(by:)` cannot
+    /// fill it conditionally.
+    struct PlainStorage: Storage {
+        let gated = GatedStorage<String, String>()
+
+        func value(forKey key: String) async throws(StorageError) -> String? {
+            try await gated.value(forKey: key)
+        }
+
+        func set(_ value: String, forKey key: String) async throws(StorageError) {
+            try await gated.set(value, forKey: key)
+        }
+
+        func removeValue(forKey key: String) async throws(StorageError) {
+            try await gated.removeValue(forKey: key)
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aReadIsNotHeldUpByAWriteStillInFlight() async throws {
+        let front = PlainStorage()
+        let back = MemoryStorage<String, String>()
+        // Enough keys that some share the stripe of the key being written.
+        let keys = (0..<256).map { "k\($0)" }
+        for key in keys + ["a"] { back.set("\(key) from back", forKey: key) }
+        let backed = front.backed(by: back)
+        front.gated.writes.holdNext()
+        async let heldWrite: Void = backed.set("new", forKey: "a")
+        await front.gated.writes.waitUntilHeld()
+
+        #expect(try await backed.value(forKey: "a") == "a from back")
+        for key in keys {
+            #expect(try await backed.value(forKey: key) == "\(key) from back")
+        }
+        // The key being written was not filled; so many keys cannot all share its stripe.
+        #expect(front.gated.base.value(forKey: "a") == nil)
+        #expect(keys.contains { front.gated.base.value(forKey: $0) != nil })
+
+        front.gated.writes.release()
+        try await heldWrite
+        #expect(try await backed.value(forKey: "a") == "new")
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aBackfillNeverLandsAfterAWriteThatFinishedDuringTheBackRead() async throws {
+        let front = PlainStorage()
+        let back = GatedStorage<String, String>()
+        back.base.set("old", forKey: "key")
+        let backed = front.backed(by: back)
+        back.reads.holdNext()
+        async let heldRead = backed.value(forKey: "key")
+        await back.reads.waitUntilHeld()
+
+        try await backed.set("new", forKey: "key")
+        back.reads.release()
+
+        #expect(try await heldRead == "old")
+        #expect(front.gated.base.value(forKey: "key") == "new")
+        #expect(try await backed.value(forKey: "key") == "new")
+    }
+}
+
 /// A failing cache layer degrades to the layer behind it (Shallows: a layered read fails only if
 /// both layers fail).
 @Suite struct FailingFrontTests {
