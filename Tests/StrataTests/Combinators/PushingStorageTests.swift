@@ -63,90 +63,88 @@ import Testing
 
     // MARK: Writes of one key take turns; nothing else waits
 
-    @Test(.timeLimit(.minutes(1)))
-    func aWriteHeldInTheBackDelaysNoWriteOfAnotherKey() async throws {
+    /// A pushing storage over a gated back, with a write of `value` to "a" held in the back.
+    struct HeldWrite {
         let front = MemoryStorage<String, Int>()
         let back = GatedStorage<String, Int>()
-        let pushing = front.pushing(to: back)
-        back.writes.holdNext()
-        async let held: Void = pushing.set(1, forKey: "a")
-        await back.writes.waitUntilHeld()
+        let pushing: PushingStorage<MemoryStorage<String, Int>, GatedStorage<String, Int>>
+        let write: Task<Void, any Error>
+
+        init(_ value: Int, frontHolding existing: Int? = nil) async {
+            if let existing { front.set(existing, forKey: "a") }
+            let pushing = front.pushing(to: back)
+            self.pushing = pushing
+            back.writes.holdNext()
+            write = Task { try await pushing.set(value, forKey: "a") }
+            await back.writes.waitUntilHeld()
+        }
+
+        /// Lets the held write go on, and waits for it.
+        func finish() async throws {
+            back.writes.release()
+            try await write.value
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aWriteHeldInTheBackDelaysNoWriteOfAnotherKey() async throws {
+        let held = await HeldWrite(1)
 
         // Enough keys that striping by hash would have put some beside "a".
         for index in 0..<256 {
-            try await pushing.set(index, forKey: "k\(index)")
-            try await pushing.removeValue(forKey: "k\(index)")
+            try await held.pushing.set(index, forKey: "k\(index)")
+            try await held.pushing.removeValue(forKey: "k\(index)")
         }
-        try await pushing.set(7, forKey: "b")
+        try await held.pushing.set(7, forKey: "b")
 
-        #expect(front.value(forKey: "b") == 7)
-        #expect(back.base.value(forKey: "b") == 7)
-        #expect(front.value(forKey: "a") == nil)
-        back.writes.release()
-        try await held
-        #expect(front.value(forKey: "a") == 1)
-        #expect(back.base.value(forKey: "a") == 1)
+        #expect(held.front.value(forKey: "b") == 7)
+        #expect(held.back.base.value(forKey: "b") == 7)
+        #expect(held.front.value(forKey: "a") == nil)
+        try await held.finish()
+        #expect(held.front.value(forKey: "a") == 1)
+        #expect(held.back.base.value(forKey: "a") == 1)
     }
 
     @Test(.timeLimit(.minutes(1)))
     func aReadIsNotHeldUpByAWriteOfItsKey() async throws {
-        let front = MemoryStorage<String, Int>()
-        front.set(1, forKey: "a")
-        let back = GatedStorage<String, Int>()
-        let pushing = front.pushing(to: back)
-        back.writes.holdNext()
-        async let held: Void = pushing.set(2, forKey: "a")
-        await back.writes.waitUntilHeld()
+        let held = await HeldWrite(2, frontHolding: 1)
 
-        #expect(try await pushing.value(forKey: "a") == 1)
-        back.writes.release()
-        try await held
-        #expect(try await pushing.value(forKey: "a") == 2)
+        #expect(try await held.pushing.value(forKey: "a") == 1)
+        try await held.finish()
+        #expect(try await held.pushing.value(forKey: "a") == 2)
     }
 
     @Test(.timeLimit(.minutes(1)))
     func writesOfOneKeyReachBothLayersInTheOrderTheyBegan() async throws {
-        let front = MemoryStorage<String, Int>()
-        let back = GatedStorage<String, Int>()
-        let pushing = front.pushing(to: back)
-        back.writes.holdNext()
-        async let first: Void = pushing.set(1, forKey: "a")
-        await back.writes.waitUntilHeld()
+        let held = await HeldWrite(1)
 
-        let second = Task { try await pushing.set(2, forKey: "a") }
+        let second = Task { try await held.pushing.set(2, forKey: "a") }
         // The second write waits for the first: however long it is given, it reaches neither layer.
         try await Task.sleep(for: .milliseconds(100))
-        #expect(back.base.value(forKey: "a") == nil)
-        #expect(front.value(forKey: "a") == nil)
+        #expect(held.back.base.value(forKey: "a") == nil)
+        #expect(held.front.value(forKey: "a") == nil)
 
-        back.writes.release()
-        try await first
+        try await held.finish()
         try await second.value
-        #expect(back.base.value(forKey: "a") == 2)
-        #expect(front.value(forKey: "a") == 2)
-        #expect(pushing.turns.keysInUse == 0)
+        #expect(held.back.base.value(forKey: "a") == 2)
+        #expect(held.front.value(forKey: "a") == 2)
+        #expect(held.pushing.turns.keysInUse == 0)
     }
 
     @Test(.timeLimit(.minutes(1)))
     func aWriteWaitingForItsKeyCanBeCancelledAndWritesNothing() async throws {
-        let front = MemoryStorage<String, Int>()
-        let back = GatedStorage<String, Int>()
-        let pushing = front.pushing(to: back)
-        back.writes.holdNext()
-        async let first: Void = pushing.set(1, forKey: "a")
-        await back.writes.waitUntilHeld()
+        let held = await HeldWrite(1)
 
-        let waiting = Task { try await pushing.set(2, forKey: "a") }
+        let waiting = Task { try await held.pushing.set(2, forKey: "a") }
         waiting.cancel()
         let error = await #expect(throws: StorageError.self) { try await waiting.value }
 
         #expect(error?.code == .cancelled)
         #expect(error?.storage == "PushingStorage")
-        back.writes.release()
-        try await first
-        #expect(back.base.value(forKey: "a") == 1)
-        #expect(front.value(forKey: "a") == 1)
-        #expect(pushing.turns.keysInUse == 0)
+        try await held.finish()
+        #expect(held.back.base.value(forKey: "a") == 1)
+        #expect(held.front.value(forKey: "a") == 1)
+        #expect(held.pushing.turns.keysInUse == 0)
     }
 
     @Test func aStorageWithNoWriteUnderWayKeepsNoStateForAnyKey() async throws {
