@@ -276,4 +276,64 @@ import _StrataInternals
         #expect(read == counts)
         #expect(keys.map { combined.front.value(forKey: $0) } == counts)
     }
+
+    @Test func concurrentWritesThroughPushingReachBothLayersInOneOrder() async throws {
+        let front = YieldingStorage()
+        let back = YieldingStorage()
+        let pushing = front.pushing(to: back)
+        let keys = 0..<8
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for task in 0..<4 {
+                group.addTask {
+                    var generator = SeededRandomNumberGenerator(seed: UInt64(400 + task))
+                    for iteration in 0..<2_000 {
+                        let key = Int.random(in: keys, using: &generator)
+                        if Int.random(in: 0..<8, using: &generator) == 0 {
+                            try await pushing.removeValue(forKey: key)
+                        } else {
+                            try await pushing.set(task * 10_000 + iteration, forKey: key)
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+
+        // Writes of one key take turns, so each layer saw every key's writes in the same order.
+        let landed = (front: front.landed.withLock { $0 }, back: back.landed.withLock { $0 })
+        #expect(landed.back.values.reduce(0) { $0 + $1.count } == 8_000)
+        for key in keys {
+            let (front, back) = (landed.front[key] ?? [], landed.back[key] ?? [])
+            let firstDifference =
+                zip(front, back).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+                ?? min(front.count, back.count)
+            let sameOrder = front == back
+            #expect(
+                sameOrder,
+                "key \(key): \(front.count) and \(back.count) writes, differing from write \(firstDifference) on"
+            )
+        }
+    }
+}
+
+/// A layer whose writes suspend a random number of times before and after they land, and that
+/// keeps, for each key, the values in the order they landed (`nil` for a removal): writes of one
+/// key would overtake each other between two such layers if nothing ordered them.
+private final class YieldingStorage: WritableStorage {
+    let landed = LockedState([Int: [Int?]]())
+
+    func set(_ value: Int, forKey key: Int) async throws(StorageError) {
+        await land(value, forKey: key)
+    }
+
+    func removeValue(forKey key: Int) async throws(StorageError) {
+        await land(nil, forKey: key)
+    }
+
+    private func land(_ value: Int?, forKey key: Int) async {
+        for _ in 0..<Int.random(in: 0...3) { await Task.yield() }
+        landed.withLock { $0[key, default: []].append(value) }
+        for _ in 0..<Int.random(in: 0...3) { await Task.yield() }
+    }
 }
