@@ -19,17 +19,6 @@ import Darwin
         Data("value \(index) ".utf8) + Data(repeating: UInt8(truncatingIfNeeded: index), count: index % 300)
     }
 
-    /// Sets every value folder's modification time ten seconds back, as if the folder had not
-    /// changed for a while: a snapshot saved then trusts it (one saved within a second of a
-    /// change does not).
-    private static func ageFolders(_ folder: TemporaryFolder) {
-        let then = Date().timeIntervalSince1970 - 10
-        var times = [timespec(tv_sec: Int(then), tv_nsec: 0), timespec(tv_sec: Int(then), tv_nsec: 0)]
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] where name.count == 2 {
-            _ = utimensat(AT_FDCWD, folder.path + "/" + name, &times, 0)
-        }
-    }
-
     /// A storage of `count` values (every seventh expiring in an hour), its folders aged and its
     /// snapshot saved.
     private static func savedFolder(_ folder: TemporaryFolder, count: Int = 60) throws -> DiskStorage {
@@ -37,7 +26,7 @@ import Darwin
         for index in 0..<count {
             try storage.set(value(index), forKey: "key-\(index)", timeToLive: index % 7 == 0 ? .seconds(3600) : nil)
         }
-        ageFolders(folder)
+        try folder.ageValueFolders()
         try storage.saveIndex()
         return storage
     }
@@ -297,7 +286,7 @@ import Darwin
         let storage = try DiskStorage(url: folder.url, options: options)
         try storage.set(Self.value(1), forKey: "short", timeToLive: .seconds(5))
         try storage.set(Self.value(2), forKey: "long")
-        Self.ageFolders(folder)
+        try folder.ageValueFolders()
         try storage.saveIndex()
         clock.advance(by: .seconds(10))
 

@@ -202,10 +202,7 @@ import _StrataInternals
         }
         // "a" and "b" are newer than both files.
         if fromSnapshot {
-            let then = Date(timeIntervalSinceNow: -5)
-            for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) where name.count == 2 {
-                try FileManager.default.setAttributes([.modificationDate: then], ofItemAtPath: folder.path + "/" + name)
-            }
+            try folder.ageValueFolders(by: 5)
             try storage.saveIndex()
         }
 

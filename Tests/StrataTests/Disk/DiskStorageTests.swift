@@ -341,10 +341,7 @@ import Testing
             ofItemAtPath: huge
         )
         if fromSnapshot {
-            let then = Date(timeIntervalSinceNow: -10)
-            for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) where name.count == 2 {
-                try FileManager.default.setAttributes([.modificationDate: then], ofItemAtPath: folder.path + "/" + name)
-            }
+            try folder.ageValueFolders()
             try first.saveIndex()
         }
 
