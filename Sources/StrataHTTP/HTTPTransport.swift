@@ -36,9 +36,9 @@ public protocol HTTPTransport: Sendable {
     /// Whether ``send(_:limits:)`` itself ends every request by `limits.timeout`, reporting what
     /// it saw then (a refused connection it kept retrying, say). When `false`, the default,
     /// ``HTTPSource`` cancels the request at the limit; when `true` it waits for the transport's
-    /// answer and cancels only a transport late by more than the limit again (at least five
-    /// seconds: on a machine whose threads are all busy, the transport's own answer can arrive a
-    /// second or more after its deadline, and it says more than a bare time-out).
+    /// answer, which says more than a bare time-out, for half a second past the limit, and then
+    /// answers `timedOut` itself: the caller always hears within the limit and half a second,
+    /// however busy the machine is.
     var enforcesTimeout: Bool { get }
 }
 

@@ -21,10 +21,30 @@ package enum TestThreads {
     /// the calling task (a resumed continuation, an answered await) runs there, not behind the
     /// jobs queued on the cooperative pool by every other test of a parallel run. A test of a time
     /// limit then measures the limit, not how busy the pool was.
-    package static func onTimingThreads<Result: Sendable, Failure: Error>(
+    ///
+    /// The operations that Strata's deadlines race (`Deadline.operationExecutor`) run there too, so
+    /// that an operation that answers at its limit is not late for the pool's queue either.
+    package static func onTimingThreads<Value: Sendable, Failure: Error>(
+        _ body: () async throws(Failure) -> Value
+    ) async throws(Failure) -> Value {
+        let outcome = await Deadline.$operationExecutor.withValue(timing) {
+            await withTaskExecutorPreference(timing) { () async -> Result<Value, Failure> in
+                do throws(Failure) { return .success(try await body()) } catch { return .failure(error) }
+            }
+        }
+        return try outcome.get()
+    }
+
+    /// Runs `body` on the timing threads (see ``onTimingThreads(_:)``) and returns its result with
+    /// how long it took: the form for a test that a limit reports within its length plus a second.
+    package static func timed<Result: Sendable, Failure: Error>(
         _ body: () async throws(Failure) -> Result
-    ) async throws(Failure) -> Result {
-        try await withTaskExecutorPreference(timing, operation: body)
+    ) async throws(Failure) -> (result: Result, elapsed: Duration) {
+        try await onTimingThreads { () async throws(Failure) -> (result: Result, elapsed: Duration) in
+            let started = ContinuousClock.now
+            let result = try await body()
+            return (result, ContinuousClock.now - started)
+        }
     }
 
     /// Runs `operation` with the tests' threads as its task's preferred executor (see

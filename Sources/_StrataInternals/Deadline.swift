@@ -16,6 +16,12 @@ import Dispatch
 /// under load each of those waits its turn behind every queued job. On any other clock (a test's
 /// injected one) a task sleeps on it.
 package enum Deadline {
+    /// The executor the operation's task prefers; `nil`, the default, leaves it on the global
+    /// concurrent executor, as any new task. Tests that time a limit set it to the threads their
+    /// caller waits on, so that an operation's own answer (a transport that reports at the limit)
+    /// does not queue behind the jobs of every other test on the cooperative pool either.
+    @TaskLocal package static var operationExecutor: (any TaskExecutor)?
+
     /// How a race ended.
     package enum Outcome<Value: Sendable, Failure: Error>: Sendable {
         /// The operation answered in time.
@@ -78,7 +84,7 @@ package enum Deadline {
         let race = Race<Value, Failure>()
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Outcome<Value, Failure>, Never>) in
-                let work = Task {
+                let work = Task(executorPreference: Deadline.operationExecutor) {
                     do throws(Failure) {
                         race.finish(.value(try await operation()))
                     } catch {

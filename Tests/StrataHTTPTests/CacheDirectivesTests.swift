@@ -1,11 +1,12 @@
 import Foundation
 import HTTPTypes
 import Strata
+import StrataTestSupport
 import Testing
 
 @testable import StrataHTTP
 
-@Suite struct CacheDirectivesTests {
+@Suite(.onTestThreads) struct CacheDirectivesTests {
     @Test(
         arguments: [
             ("max-age=60", CacheDirectives { $0.maximumAge = 60 }),

@@ -5,6 +5,7 @@ import LocalHTTPServer
 import Strata
 import StrataAsyncHTTPClient
 import StrataHTTP
+import StrataTestSupport
 import Testing
 
 @Suite struct HTTPSourceTests {
@@ -112,14 +113,19 @@ import Testing
         // The client keeps retrying until the limit and then reports the last refusal; at least
         // one attempt must have been refused by then. 300 ms was too short for that in a bare run
         // of every suite on two busy cores (the answer was `timedOut`, no attempt had finished).
-        let error = try await HTTPFixture.run(routes: [:]) { http in
-            await #expect(throws: StorageError.self) {
-                try await http.source(timeout: .seconds(2)).value(for: url)
+        // The source waits half a second past the limit for that report, which reaches the
+        // request's task as a job: on the timing threads, it is not queued behind every other
+        // test's jobs on the cooperative pool.
+        let (error, elapsed) = try await HTTPFixture.run(routes: [:]) { http in
+            let source = http.source(timeout: .seconds(2))
+            return await TestThreads.timed {
+                await #expect(throws: StorageError.self) { try await source.value(for: url) }
             }
         }
 
         #expect(error?.code == .sourceFailed)
         #expect(error.map { "\($0)" }?.contains("refused") == true)
+        #expect(elapsed < .seconds(2) + .seconds(1), "the limit reported after \(elapsed)")
     }
 
     @Test func aResetConnectionIsSourceFailedAndNothingIsCached() async throws {
@@ -204,13 +210,15 @@ import Testing
         ]
         let cache = MemoryStorage<URL, Data>()
 
-        let error = try await HTTPFixture.run(routes: routes) { http in
-            await #expect(throws: StorageError.self) {
-                try await http.source(timeout: .milliseconds(200)).cache(cache).value(for: http.url("/slow"))
+        let (error, elapsed) = try await HTTPFixture.run(routes: routes) { http in
+            let source = http.source(timeout: .milliseconds(200)).cache(cache)
+            return await TestThreads.timed {
+                await #expect(throws: StorageError.self) { try await source.value(for: http.url("/slow")) }
             }
         }
 
         #expect(error?.code == .timedOut)
+        #expect(elapsed < .milliseconds(200) + .seconds(1), "the limit reported after \(elapsed)")
         #expect(error?.message.contains("0.2 seconds") == true)
         #expect(cache.count == 0)
     }
@@ -229,13 +237,15 @@ import Testing
             }
         ]
 
-        let error = try await HTTPFixture.run(routes: routes) { http in
-            await #expect(throws: StorageError.self) {
-                try await http.source(timeout: .milliseconds(300)).value(for: http.url("/trickle"))
+        let (error, elapsed) = try await HTTPFixture.run(routes: routes) { http in
+            let source = http.source(timeout: .milliseconds(300))
+            return await TestThreads.timed {
+                await #expect(throws: StorageError.self) { try await source.value(for: http.url("/trickle")) }
             }
         }
 
         #expect(error?.code == .timedOut)
+        #expect(elapsed < .milliseconds(300) + .seconds(1), "the limit reported after \(elapsed)")
     }
 
     @Test func redirectsAreFollowed() async throws {

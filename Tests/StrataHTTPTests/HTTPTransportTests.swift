@@ -104,12 +104,14 @@ import Testing
                 return .body("late")
             }
         ]
-        let error = try await HTTPFixture.run(routes: routes, transport: transport) { http in
-            await #expect(throws: StorageError.self) {
-                try await http.source(timeout: .milliseconds(300)).value(for: http.url("/slow"))
+        let (error, elapsed) = try await HTTPFixture.run(routes: routes, transport: transport) { http in
+            let source = http.source(timeout: .milliseconds(300))
+            return await TestThreads.timed {
+                await #expect(throws: StorageError.self) { try await source.value(for: http.url("/slow")) }
             }
         }
         #expect(error?.code == .timedOut)
+        #expect(elapsed < .milliseconds(300) + .seconds(1), "the limit reported after \(elapsed)")
     }
 
     @Test(arguments: TransportKind.allCases)

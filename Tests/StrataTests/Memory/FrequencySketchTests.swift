@@ -1,8 +1,9 @@
+import StrataTestSupport
 import Testing
 
 @testable import Strata
 
-@Suite struct FrequencySketchTests {
+@Suite(.onTestThreads) struct FrequencySketchTests {
     @Test func aGrownSketchKeepsEveryEstimate() {
         var sketch = FrequencySketch(counters: 1_024, samplePeriod: 10_000, doorkeeperBitsPerSample: 2)
         var random = SystemRandomNumberGenerator()

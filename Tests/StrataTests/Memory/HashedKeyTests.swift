@@ -1,10 +1,11 @@
+import StrataTestSupport
 import Testing
 
 @testable import Strata
 
 /// A shard's dictionary finds keys by the hash they carry: equal keys meet, keys whose hashes
 /// collide stay apart, and the dictionary grows and shrinks as with plain keys.
-struct HashedKeyTests {
+@Suite(.onTestThreads) struct HashedKeyTests {
     @Test func keysThatShareAHashStayApartAndEqualKeysMeet() {
         var entries: [HashedKey<String>: Int] = [:]
         entries[HashedKey("a", hash: 7)] = 1

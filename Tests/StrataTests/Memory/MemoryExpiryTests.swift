@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 import _StrataInternals
 
@@ -6,7 +7,7 @@ import _StrataInternals
 
 /// `Expiry` on MemoryStorage: idle times that reads renew, lifetimes worked out from the value,
 /// rules for replaced and read values, and lifetimes that have already run out.
-@Suite struct MemoryExpiryTests {
+@Suite(.onTestThreads) struct MemoryExpiryTests {
     struct Response: Sendable, Equatable {
         var body: String
         var maxAge: Duration?

@@ -8,7 +8,7 @@ import Testing
 
 /// What a storage logs: each event once, at its level, naming the storage and the reason; the key
 /// only when the logger lets `.debug` through; never a value.
-@Suite struct StorageLoggingTests {
+@Suite(.onTestThreads) struct StorageLoggingTests {
     // MARK: Eviction storms
 
     @Test func evictionStormIsLoggedOncePerWindowWithoutKeys() throws {

@@ -7,7 +7,7 @@ import Testing
 @testable import Strata
 
 /// Each metric a storage reports moves when it should, and only then.
-@Suite struct StorageMetricsTests {
+@Suite(.onTestThreads) struct StorageMetricsTests {
     private static func metrics() -> (StorageMetrics, TestMetrics) {
         let factory = TestMetrics()
         return (StorageMetrics(prefix: "app.cache", dimensions: [("tier", "test")], factory: factory), factory)

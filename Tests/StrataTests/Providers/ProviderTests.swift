@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataTestSupport
 import Testing
 import _StrataInternals
 
@@ -460,9 +461,12 @@ func eventually(attempts: Int = 100_000, _ condition: () -> Bool) async -> Bool 
         let probe = SourceProbe(held: true)
         let provider = Provider { (id: String) in try await probe.fetch(id) }.timeout(.milliseconds(50))
 
-        let error = await #expect(throws: StorageError.self) { try await provider.value(for: "a") }
+        let (error, elapsed) = await TestThreads.timed {
+            await #expect(throws: StorageError.self) { try await provider.value(for: "a") }
+        }
 
         #expect(error?.code == .timedOut)
+        #expect(elapsed < .milliseconds(50) + .seconds(1), "the limit reported after \(elapsed)")
         probe.open()
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Strata
+import StrataTestSupport
 import StrataTesting
 import Testing
 
@@ -9,7 +10,7 @@ import Testing
 // README shows exactly these lines. The tour runs as a test; blocks that would touch the user's
 // folders or the network are compiled only.
 
-@Suite struct ReadmeSnippets {
+@Suite(.onTestThreads) struct ReadmeSnippets {
     @Test func tourRuns() async throws {
         // README: tour
         struct City: Codable, Sendable {

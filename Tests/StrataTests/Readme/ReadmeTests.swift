@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 
 /// Every Swift block in README.md is a region of a snippet file under `Tests/*/Readme/`, which the
@@ -7,7 +8,7 @@ import Testing
 /// A block is marked in the README by `<!-- snippet: name -->` on the line before its fence; its
 /// source is the region between `// README: name` and `// README end`, indented as in the file.
 /// `import` lines that open a README block must be imports of the snippet's file.
-@Suite struct ReadmeTests {
+@Suite(.onTestThreads) struct ReadmeTests {
     struct Snippet {
         var lines: [String]
         var imports: Set<String>
