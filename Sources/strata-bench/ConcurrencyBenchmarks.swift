@@ -7,6 +7,11 @@ import _StrataInternals
 /// Zipf-0.9 sequence on one bounded `MemoryStorage` of 100,000 entries with the default policy,
 /// against ``LockedIntDictionary`` (one `[Int: Int]` behind one lock) driven the same way.
 ///
+/// `memory.concurrent.get.hit.unshared.<T>` is the machine's own ceiling for the same reads: each
+/// task reads a `MemoryStorage` of its own (its baseline, a `[Int: Int]` of its own without a
+/// lock), so nothing is shared between cores but the memory system. Its scaling is what this
+/// machine gives code that shares nothing; the shared figures can approach it, not pass it.
+///
 /// A figure's ns/op is the round's wall time over every task's operations together, so its
 /// inverse is the throughput at T, and `throughput(T = cores) / throughput(1)` is the scaling
 /// the goals below read. Keys and values are `Int`: a value with a reference count would add the
@@ -27,11 +32,65 @@ extension Benchmark {
     static var concurrent: [Benchmark] {
         concurrentTaskCounts.map { concurrentFigure(tasks: $0, writeShare: 0) }
             + concurrentTaskCounts.map { concurrentFigure(tasks: $0, writeShare: 0.1) }
+            + concurrentTaskCounts.map { unsharedFigure(tasks: $0) }
     }
 
     /// The name of the figure for `tasks` tasks with the given share of writes.
     static func concurrentName(tasks: Int, mixed: Bool) -> String {
         "memory.concurrent.\(mixed ? "mixed" : "get.hit").\(tasks)"
+    }
+
+    /// The name of the shared-nothing figure for `tasks` tasks.
+    static func unsharedName(tasks: Int) -> String {
+        "memory.concurrent.get.hit.unshared.\(tasks)"
+    }
+
+    /// One sequence of Zipf-0.9 keys per task; a negative entry is a write of key `~entry`.
+    private static func concurrentSequences(tasks: Int, writeShare: Double) -> [[Int]] {
+        let sampler = ZipfSampler(count: concurrentEntries, exponent: 0.9)
+        let permutation: [Int] = {
+            var random = TraceRandom(seed: 9)
+            return TraceRandom.permutation(concurrentEntries, using: &random)
+        }()
+        return (0..<tasks).map { task in
+            var random = TraceRandom(seed: 100 + UInt64(task))
+            return (0..<concurrentOperations).map { _ in
+                let key = permutation[sampler.rank(&random)]
+                return random.nextUnitDouble() < writeShare ? ~key : key
+            }
+        }
+    }
+
+    private static func unsharedFigure(tasks: Int) -> Benchmark {
+        Benchmark(name: unsharedName(tasks: tasks), baseline: "unshared-dictionary") {
+            let storages = try (0..<tasks).map { _ in
+                let storage = try MemoryStorage<Int, Int>(maximumCount: concurrentEntries)
+                for key in 0..<concurrentEntries { storage.set(key, forKey: key) }
+                return storage
+            }
+            var dictionary: [Int: Int] = [:]
+            for key in 0..<concurrentEntries { dictionary[key] = key }
+            let dictionaries = (0..<tasks).map { _ in UnsharedIntDictionary(dictionary) }
+            let work = Array(zip(concurrentSequences(tasks: tasks, writeShare: 0), storages))
+            let baselineWork = Array(zip(concurrentSequences(tasks: tasks, writeShare: 0), dictionaries))
+            return Workloads(
+                operations: tasks * concurrentOperations,
+                subject: {
+                    await runConcurrently(work) { sequence, storage in
+                        var sum = 0
+                        for key in sequence { sum &+= storage.value(forKey: key) ?? 0 }
+                        return sum
+                    }
+                },
+                baseline: {
+                    await runConcurrently(baselineWork) { sequence, dictionary in
+                        var sum = 0
+                        for key in sequence { sum &+= dictionary.entries[key] ?? 0 }
+                        return sum
+                    }
+                }
+            )
+        }
     }
 
     private static func concurrentFigure(tasks: Int, writeShare: Double) -> Benchmark {
@@ -42,19 +101,7 @@ extension Benchmark {
                 storage.set(key, forKey: key)
                 dictionary.set(key, forKey: key)
             }
-            let sampler = ZipfSampler(count: concurrentEntries, exponent: 0.9)
-            let permutation: [Int] = {
-                var random = TraceRandom(seed: 9)
-                return TraceRandom.permutation(concurrentEntries, using: &random)
-            }()
-            // One sequence per task; a negative entry is a write of key `~entry`.
-            let sequences: [[Int]] = (0..<tasks).map { task in
-                var random = TraceRandom(seed: 100 + UInt64(task))
-                return (0..<concurrentOperations).map { _ in
-                    let key = permutation[sampler.rank(&random)]
-                    return random.nextUnitDouble() < writeShare ? ~key : key
-                }
-            }
+            let sequences = concurrentSequences(tasks: tasks, writeShare: writeShare)
             return Workloads(
                 operations: tasks * concurrentOperations,
                 subject: {
@@ -92,9 +139,18 @@ extension Benchmark {
         _ sequences: [[Int]],
         _ body: @escaping @Sendable ([Int]) -> Int
     ) async {
+        await runConcurrently(sequences.map { ($0, ()) }) { sequence, _ in body(sequence) }
+    }
+
+    /// Runs `body` once per pair of a sequence and what its task reads, each in its own child
+    /// task, all at once.
+    private static func runConcurrently<Subject: Sendable>(
+        _ work: [([Int], Subject)],
+        _ body: @escaping @Sendable ([Int], Subject) -> Int
+    ) async {
         let total = await withTaskGroup(of: Int.self) { group in
-            for sequence in sequences {
-                group.addTask { body(sequence) }
+            for (sequence, subject) in work {
+                group.addTask { body(sequence, subject) }
             }
             return await group.reduce(0, &+)
         }
@@ -118,6 +174,15 @@ final class LockedIntDictionary: @unchecked Sendable {
     }
 }
 
+/// The floor of the shared-nothing figure: a `[Int: Int]` that one task reads, with no lock.
+final class UnsharedIntDictionary: Sendable {
+    let entries: [Int: Int]
+
+    init(_ entries: [Int: Int]) {
+        self.entries = entries
+    }
+}
+
 // MARK: Goals
 
 extension Goal {
@@ -135,10 +200,18 @@ extension Goal {
                 let scaling = one.nanosecondsPerOperation / all.nanosecondsPerOperation
                 let baseline = one.baselineNanosecondsPerOperation / all.baselineNanosecondsPerOperation
                 let perSecond = { (result: BenchmarkResult) in format(1e3 / result.nanosecondsPerOperation, 1) }
+                var ceiling = ""
+                if let alone = results[Benchmark.unsharedName(tasks: 1)],
+                    let apart = results[Benchmark.unsharedName(tasks: cores)]
+                {
+                    ceiling =
+                        "; sharing nothing: storages \(format(alone.nanosecondsPerOperation / apart.nanosecondsPerOperation, 2)), "
+                        + "dictionaries \(format(alone.baselineNanosecondsPerOperation / apart.baselineNanosecondsPerOperation, 2))"
+                }
                 return (
                     scaling >= goal,
                     "\(format(scaling, 2)) (\(perSecond(one)) → \(perSecond(all)) M ops/s on \(cores) cores; "
-                        + "locked dictionary \(format(baseline, 2)))"
+                        + "locked dictionary \(format(baseline, 2))\(ceiling))"
                 )
             }
         }
