@@ -40,22 +40,7 @@ struct MemoryShard<Key: Hashable, Value> {
     }
 
     /// What ``record(_:)`` asks of its caller.
-    @usableFromInline
-    enum Recorded {
-        /// Nothing more.
-        case buffered
-        /// The read is the first since the shard was last drained: mark the shard as pending.
-        case first
-        /// The buffer is full enough to drain, if the policy is free.
-        case drainable
-    }
-
-    /// Reads buffered before a reader offers to drain them.
-    @usableFromInline static var drainThreshold: Int { 16 }
-    /// Reads buffered at most. While another thread holds the policy, a read beyond this is not
-    /// recorded (the entry is still returned): the policy loses a little information, and no reader
-    /// ever waits for it, as in Caffeine's read buffers.
-    @usableFromInline static var capacity: Int { 64 }
+    @usableFromInline typealias Recorded = RecordedRead
 
     @usableFromInline var entries: [HashedKey<Key>: Entry] = [:]
     @usableFromInline var pending: [PendingAccess] = []
@@ -87,10 +72,35 @@ struct MemoryShard<Key: Hashable, Value> {
     /// Buffers `access` for the policy, or drops it when the buffer is full.
     @inlinable @inline(__always)
     mutating func record(_ access: PendingAccess) -> Recorded {
+        RecordedRead.record(access, in: &pending)
+    }
+}
+
+/// What buffering a read for the eviction policy asks of the reader.
+@usableFromInline
+enum RecordedRead {
+    /// Nothing more.
+    case buffered
+    /// The read is the first since the buffer was last drained: mark the buffer as pending.
+    case first
+    /// The buffer is full enough to drain, if the policy is free.
+    case drainable
+
+    /// Reads buffered before a reader offers to drain them.
+    @usableFromInline static var drainThreshold: Int { 16 }
+    /// Reads buffered at most. While another thread holds the policy, a read beyond this is not
+    /// recorded (the entry is still returned): the policy loses a little information, and no reader
+    /// ever waits for it, as in Caffeine's read buffers.
+    @usableFromInline static var capacity: Int { 64 }
+
+    /// Appends `access` to `pending`, or drops it when the buffer holds ``capacity`` reads
+    /// already.
+    @inlinable @inline(__always)
+    static func record(_ access: PendingAccess, in pending: inout [PendingAccess]) -> RecordedRead {
         let count = pending.count
-        guard count < Self.capacity else { return .drainable }
+        guard count < capacity else { return .drainable }
         pending.append(access)
         if count == 0 { return .first }
-        return count + 1 >= Self.drainThreshold ? .drainable : .buffered
+        return count + 1 >= drainThreshold ? .drainable : .buffered
     }
 }

@@ -1,19 +1,30 @@
 import Foundation
+public import Synchronization
 public import _StrataInternals
 
 /// The concurrent core of ``MemoryStorage``: entries in shards by key hash, each behind its own
 /// lock, and one eviction policy over all of them, behind another.
 ///
-/// A read takes only its shard's lock: it looks the key up, counts the hit or miss and buffers
-/// the access for the policy. When a shard has buffered ``MemoryShard/drainThreshold`` reads, the
-/// reader drains every pending shard into the policy if the policy's lock is free, and goes on
-/// without waiting if it is not; a full buffer drops reads rather than make a reader wait. A
-/// write takes the policy's lock, drains the pending reads so the policy decides on everything
-/// read so far, then takes the shard locks it needs one at a time. Lock order: the policy, then a
-/// shard, then the pending-shard flags; no two shard locks are ever held together.
+/// A read takes no lock (``ReadStripes``): in its thread's stripe it says which shard it is in,
+/// checks that no writer holds the shard, looks the key up, then counts the hit or miss and
+/// buffers the access for the policy in the stripe. A read that finds a writer in its shard (or
+/// its stripe taken, an expired entry, a storage whose reads renew lifetimes) takes the shard's
+/// lock instead and does the same there. When a stripe or shard has buffered
+/// ``RecordedRead/drainThreshold`` reads, the reader drains every pending stripe and shard into
+/// the policy if the policy's lock is free, and goes on without waiting if it is not; a full
+/// buffer drops reads rather than make a reader wait. A write takes the policy's lock, drains the
+/// pending reads so the policy decides on everything read so far, then takes the shard locks it
+/// needs one at a time, each time raising the shard's flag and waiting for the reads in it to end.
+/// Lock order: the policy, then a shard, then a stripe; no two shard locks are ever held together.
 ///
-/// The shards live in one allocation, each padded to its own cache lines, with the lock inline:
-/// a read touches its shard and the entry, and no object that another core writes.
+/// A lock, even one never contended, is a word that every reader writes: on two cores each read
+/// then waits for the cache line that the other core wrote last, and two threads read fewer
+/// entries per second than one (0.75-0.86 times, measured here with the buffers off). A read that
+/// writes only its own stripe's lines scales as threads that share nothing.
+///
+/// The shards live in one allocation, each padded to its own cache lines, with the lock and the
+/// writer's flag inline: a read touches its shard and the entry, and no object that another core
+/// writes.
 @usableFromInline
 final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
     // Sendable (below, when its keys and values are): every shard is reached only through its
@@ -29,6 +40,11 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
     @usableFromInline let base: UnsafeMutableRawPointer
     @usableFromInline let stride: Int
     @usableFromInline let shardOffset: Int
+    /// Where a shard's writer flag (an `Atomic<Int>`, nonzero while a writer holds the shard)
+    /// follows its lock.
+    @usableFromInline let flagOffset: Int
+    /// Where lock-free reads leave their counts and accesses.
+    @usableFromInline let stripes: ReadStripes
     /// The number of shards minus one; the count is a power of two.
     @usableFromInline let mask: Int
     @usableFromInline let policy: LockedState<Policy>
@@ -67,14 +83,18 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
         let alignment = max(MemoryLayout<Shard>.alignment, PlatformMutex.alignment)
         let cacheLine = 128
         shardOffset = (lockSize + alignment - 1) / alignment * alignment
-        stride = (shardOffset + MemoryLayout<Shard>.size + cacheLine - 1) / cacheLine * cacheLine
+        let flagAlignment = MemoryLayout<Atomic<Int>>.alignment
+        flagOffset = (shardOffset + MemoryLayout<Shard>.size + flagAlignment - 1) / flagAlignment * flagAlignment
+        stride = (flagOffset + MemoryLayout<Atomic<Int>>.size + cacheLine - 1) / cacheLine * cacheLine
         mask = shardCount - 1
         base = UnsafeMutableRawPointer.allocate(byteCount: stride * shardCount, alignment: cacheLine)
         for index in 0..<shardCount {
             let cell = base + index * stride
             PlatformMutex.initialize(cell)
             (cell + shardOffset).bindMemory(to: Shard.self, capacity: 1).initialize(to: Shard())
+            (cell + flagOffset).bindMemory(to: Atomic<Int>.self, capacity: 1).initialize(to: Atomic(0))
         }
+        stripes = ReadStripes(count: shardCount)
         var state = Policy(maximumCount: maximumCount, maximumCost: maximumCost, queue: queue)
         if readsChangeLifetimes || idleTime > 0 {
             state.hasExpiringEntries = true
@@ -87,6 +107,7 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
         for index in 0...mask {
             let cell = base + index * stride
             (cell + shardOffset).assumingMemoryBound(to: Shard.self).deinitialize(count: 1)
+            (cell + flagOffset).assumingMemoryBound(to: Atomic<Int>.self).deinitialize(count: 1)
             PlatformMutex.destroy(cell)
         }
         base.deallocate()
@@ -113,13 +134,68 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
         Int(truncatingIfNeeded: UInt(bitPattern: hash) &>> (UInt.bitWidth - 6)) & mask
     }
 
-    /// Runs `body` on shard `index` with its lock held.
+    /// Runs `body` on shard `index` with its lock held and its flag raised, once no lock-free read
+    /// is in it.
     @inlinable
     func withShard<Result>(_ index: Int, _ body: (inout Shard) -> Result) -> Result {
         let cell = base + index &* stride
+        let flag = (cell + flagOffset).assumingMemoryBound(to: Atomic<Int>.self)
         PlatformMutex.lock(cell)
-        defer { PlatformMutex.unlock(cell) }
-        return body(&(cell + shardOffset).assumingMemoryBound(to: Shard.self).pointee)
+        flag.pointee.store(1, ordering: .sequentiallyConsistent)
+        stripes.waitForReads(inShard: index)
+        let result = body(&(cell + shardOffset).assumingMemoryBound(to: Shard.self).pointee)
+        flag.pointee.store(0, ordering: .releasing)
+        PlatformMutex.unlock(cell)
+        return result
+    }
+
+    /// The entry for `key` read without a lock, counted and buffered in the calling thread's
+    /// stripe: `.some(nil)` for a miss, `nil` when the read must take the shard's lock instead (a
+    /// writer in the shard, both stripes tried taken, an expired entry, reads that renew
+    /// lifetimes).
+    @inlinable @inline(__always)
+    func entryWithoutLock(
+        forKey key: Key,
+        hash: Int,
+        shard index: Int,
+        now: () -> Double
+    ) -> (value: Value, version: UInt64, expiry: Double)?? {
+        guard idleTime == 0, let stripe = stripes.enter(shard: index) else { return nil }
+        let cell = base + index &* stride
+        guard
+            (cell + flagOffset).assumingMemoryBound(to: Atomic<Int>.self).pointee.load(
+                ordering: .sequentiallyConsistent
+            ) == 0
+        else {
+            stripes.release(stripe)
+            return nil
+        }
+        let fields = stripes.fields(stripe)
+        let access: PendingAccess
+        let found: (value: Value, version: UInt64, expiry: Double)?
+        if let entry = (cell + shardOffset).assumingMemoryBound(to: Shard.self).pointee.entries[
+            HashedKey(key, hash: hash)
+        ] {
+            if entry.expiry != .infinity, entry.expiry <= now() {
+                stripes.release(stripe)
+                return nil
+            }
+            fields.pointee.hits &+= 1
+            access = PendingAccess(slot: entry.slot, hash: hash)
+            found = (entry.value, entry.version, entry.expiry)
+        } else {
+            fields.pointee.misses &+= 1
+            access = PendingAccess(slot: -1, hash: hash)
+            found = nil
+        }
+        let recorded = RecordedRead.record(access, in: &fields.pointee.pending)
+        stripes.release(stripe)
+        switch recorded {
+        case .buffered: break
+        case .first: stripes.markPending(stripe)
+        case .drainable: drainIfAvailable()
+        }
+        return .some(found)
     }
 
     // MARK: Reading
@@ -137,6 +213,7 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
     func entry(forKey key: Key, now: () -> Double) -> (value: Value, version: UInt64, expiry: Double)? {
         let hash = key.hashValue
         let index = shardIndex(ofHash: hash)
+        if let answer = entryWithoutLock(forKey: key, hash: hash, shard: index, now: now) { return answer }
         var expiredVersion: UInt64 = 0
         var drain = false
         let found: (value: Value, version: UInt64, expiry: Double)? = withShard(index) { shard in
@@ -343,6 +420,12 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
                     snapshot.writes &+= shard.writes
                 }
             }
+            for index in 0...stripes.mask {
+                stripes.withStripe(index) { stripe in
+                    snapshot.hits &+= stripe.hits
+                    snapshot.misses &+= stripe.misses
+                }
+            }
             return snapshot
         }
     }
@@ -371,6 +454,13 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
             let index = pending.trailingZeroBitCount
             pending &= pending &- 1
             withShard(index) { swap(&$0.pending, &policy.draining) }
+            policy.applyDraining()
+        }
+        var pendingStripes = stripes.takePending()
+        while pendingStripes != 0 {
+            let index = pendingStripes.trailingZeroBitCount
+            pendingStripes &= pendingStripes &- 1
+            stripes.withStripe(index) { swap(&$0.pending, &policy.draining) }
             policy.applyDraining()
         }
     }
@@ -507,6 +597,10 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
                 }
             }
             pendingShards.withLock { $0 = 0 }
+            for index in 0...stripes.mask {
+                stripes.withStripe(index) { $0.pending.removeAll() }
+            }
+            _ = stripes.takePending()
             policy.removeAll()
             return old
         }
