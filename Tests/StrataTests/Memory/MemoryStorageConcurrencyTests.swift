@@ -91,6 +91,57 @@ import _StrataInternals
         #expect(statistics.writes == UInt64(threads * rounds))
     }
 
+    /// Reads take no lock: a writer waits for the reads in its shard instead. Values with reference
+    /// counts, replaced and removed while the shards' dictionaries grow and shrink, must always read
+    /// whole and as written, and every read must be counted once.
+    @Test func readsWithoutALockNeverSeeAnEntryChangingUnderThem() async throws {
+        let cache = MemoryStorage<Int, [Int]>()
+        let rounds = 40_000
+        let (reads, wrong) = try await withThrowingTaskGroup(of: (reads: Int, wrong: Int).self) { group in
+            for writer in 0..<2 {
+                group.addTask {
+                    await TestThreads.run {
+                        var generator = SeededRandomNumberGenerator(seed: UInt64(writer))
+                        for round in 0..<rounds {
+                            // Keys come and go in waves, so the dictionaries rehash as they grow and
+                            // shrink; half the time among a few, so reads and writes meet on entries.
+                            let range = round % 2 == 0 ? 16 : 500 + round % 4_000
+                            let key = Int.random(in: 0..<range, using: &generator)
+                            if round % 3 == 2 {
+                                cache.removeValue(forKey: key)
+                            } else {
+                                cache.set([key, round, key], forKey: key)
+                            }
+                        }
+                        return (0, 0)
+                    }
+                }
+            }
+            for reader in 0..<2 {
+                group.addTask {
+                    await TestThreads.run {
+                        var generator = SeededRandomNumberGenerator(seed: UInt64(100 + reader))
+                        var wrong = 0
+                        for _ in 0..<(rounds * 2) {
+                            let key = Int.random(in: 0..<(reader == 0 ? 16 : 4_500), using: &generator)
+                            if let value = cache.value(forKey: key),
+                                value.count != 3 || value[0] != key || value[2] != key
+                            {
+                                wrong += 1
+                            }
+                        }
+                        return (rounds * 2, wrong)
+                    }
+                }
+            }
+            return try await group.reduce((0, 0)) { ($0.0 + $1.reads, $0.1 + $1.wrong) }
+        }
+
+        #expect(wrong == 0)
+        let statistics = cache.statistics
+        #expect(statistics.hits + statistics.misses == UInt64(reads))
+    }
+
     @Test func boundedStorageUnderManyThreadsKeepsItsLimitsAndItsBooks() async throws {
         let cache = try MemoryStorage<Int, Data>(maximumCount: 500, maximumCost: 20_000)
         try await withThrowingTaskGroup(of: Void.self) { group in
