@@ -100,6 +100,23 @@ final class ReadStripes: @unchecked Sendable {
         return nil
     }
 
+    /// Buffers `access` in the calling thread's stripe for a caller in no shard's read (a write that
+    /// replaced a value, and is heard of as a read), marking the stripe pending when it was empty;
+    /// `nil`, recording nothing, when that stripe and another were taken.
+    @inlinable
+    func record(_ access: PendingAccess) -> RecordedRead? {
+        var index = Int(truncatingIfNeeded: StripeProbe.current()) & mask
+        if !word(index).pointee.compareExchange(expected: 0, desired: Self.held, ordering: .acquiring).exchanged {
+            index = Int(truncatingIfNeeded: StripeProbe.advance()) & mask
+            guard word(index).pointee.compareExchange(expected: 0, desired: Self.held, ordering: .acquiring).exchanged
+            else { return nil }
+        }
+        let recorded = RecordedRead.record(access, in: &fields(index).pointee.pending)
+        release(index)
+        if recorded == .first { markPending(index) }
+        return recorded
+    }
+
     /// Gives stripe `index` back.
     @inlinable
     func release(_ index: Int) {

@@ -495,10 +495,17 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
             )
             removed.append(old, key: key, cause: .replaced)
             shard.writes &+= 1
-            switch shard.record(PendingAccess(slot: slot, hash: hash)) {
-            case .buffered: break
-            case .first: markPending(index)
-            case .drainable: drain = true
+            // In the thread's stripe if it is free: the shard's buffer would make the next
+            // write to mark it pending, and the drain, wait for lines another core wrote.
+            let access = PendingAccess(slot: slot, hash: hash)
+            if let recorded = stripes.record(access) {
+                drain = recorded == .drainable
+            } else {
+                switch shard.record(access) {
+                case .buffered: break
+                case .first: markPending(index)
+                case .drainable: drain = true
+                }
             }
             return true
         }
