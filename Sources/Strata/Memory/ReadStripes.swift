@@ -78,26 +78,7 @@ final class ReadStripes: @unchecked Sendable {
     /// has that one; `nil` if that was taken too.
     @inlinable @inline(__always)
     func enter(shard: Int) -> Int? {
-        let index = Int(truncatingIfNeeded: StripeProbe.current()) & mask
-        if word(index).pointee.compareExchange(expected: 0, desired: shard &+ 1, ordering: .sequentiallyConsistent)
-            .exchanged
-        {
-            return index
-        }
-        return enterAnother(shard: shard)
-    }
-
-    /// `enter(shard:)` for a thread whose stripe was taken: it moves to another stripe for this
-    /// read and the next.
-    @usableFromInline
-    func enterAnother(shard: Int) -> Int? {
-        let index = Int(truncatingIfNeeded: StripeProbe.advance()) & mask
-        if word(index).pointee.compareExchange(expected: 0, desired: shard &+ 1, ordering: .sequentiallyConsistent)
-            .exchanged
-        {
-            return index
-        }
-        return nil
+        take(setting: shard &+ 1)
     }
 
     /// Buffers `access` in the calling thread's stripe for a caller in no shard's read (a write that
@@ -105,16 +86,37 @@ final class ReadStripes: @unchecked Sendable {
     /// `nil`, recording nothing, when that stripe and another were taken.
     @inlinable
     func record(_ access: PendingAccess) -> RecordedRead? {
-        var index = Int(truncatingIfNeeded: StripeProbe.current()) & mask
-        if !word(index).pointee.compareExchange(expected: 0, desired: Self.held, ordering: .acquiring).exchanged {
-            index = Int(truncatingIfNeeded: StripeProbe.advance()) & mask
-            guard word(index).pointee.compareExchange(expected: 0, desired: Self.held, ordering: .acquiring).exchanged
-            else { return nil }
-        }
+        guard let index = take(setting: Self.held) else { return nil }
         let recorded = RecordedRead.record(access, in: &fields(index).pointee.pending)
         release(index)
         if recorded == .first { markPending(index) }
         return recorded
+    }
+
+    /// Sets the calling thread's stripe's word from 0 to `word`, or another stripe's if another
+    /// thread has that one; returns the stripe, or `nil` if both were taken.
+    @inlinable @inline(__always)
+    func take(setting word: Int) -> Int? {
+        let index = Int(truncatingIfNeeded: StripeProbe.current()) & mask
+        if self.word(index).pointee.compareExchange(expected: 0, desired: word, ordering: .sequentiallyConsistent)
+            .exchanged
+        {
+            return index
+        }
+        return takeAnother(setting: word)
+    }
+
+    /// `take(setting:)` for a thread whose stripe was taken: it moves to another stripe for this
+    /// call and the next.
+    @usableFromInline
+    func takeAnother(setting word: Int) -> Int? {
+        let index = Int(truncatingIfNeeded: StripeProbe.advance()) & mask
+        if self.word(index).pointee.compareExchange(expected: 0, desired: word, ordering: .sequentiallyConsistent)
+            .exchanged
+        {
+            return index
+        }
+        return nil
     }
 
     /// Gives stripe `index` back.
