@@ -21,7 +21,10 @@ import _StrataInternals
 /// `0`-`9`, `-`, `_` and an inner `.` escaped as `%XX` (upper-case letters too, so two keys that
 /// differ only in case never share a file on a case-insensitive file system). A key or name whose
 /// escaped form is longer than 240 bytes is refused with `StorageError.Code.invalidKey`; no key
-/// reaches outside the folder.
+/// reaches outside the folder. Keys and names are stored in Unicode's NFC form, so IDs that Swift
+/// considers equal (`"e\u{301}"` and `"\u{e9}"`) name one object, as they do in every Strata
+/// storage. A record or attachment that an earlier version filed under another form is still
+/// read, and the next write moves it to the stored form.
 ///
 /// Writes go to a temporary file in the same folder and are renamed into place, so a reader sees
 /// the old object or the new one, never a mix; with ``Options/isDurable`` the file and its folder
@@ -95,13 +98,16 @@ public final class ObjectFolder: ObjectStoreBackend {
     // MARK: - Records
 
     public func record(forKey key: String) throws(StorageError) -> Data? {
-        let path = try paths(forKey: key).file
-        return try read(path, key: key)
+        for spelling in Self.spellings(of: key) {
+            if let data = try read(paths(spelled: spelling).file, key: key) { return data }
+        }
+        return nil
     }
 
     @discardableResult
     public func setRecord(_ record: Data, forKey key: String) throws(StorageError) -> Bool {
         let paths = try paths(forKey: key)
+        try adoptEarlierSpellings(of: key, into: paths)
         let existed = SystemCalls.fileExists(paths.file)
         try write(record, to: paths.file, in: paths.folder, key: key)
         return existed
@@ -109,14 +115,16 @@ public final class ObjectFolder: ObjectStoreBackend {
 
     @discardableResult
     public func removeRecord(forKey key: String) throws(StorageError) -> Bool {
-        let paths = try paths(forKey: key)
-        let removed: Bool
-        do {
-            removed = try SystemCalls.remove(paths.file)
-        } catch {
-            throw ioError(error, key: key, doing: "remove")
+        var removed = false
+        for spelling in Self.spellings(of: key) {
+            let paths = try paths(spelled: spelling)
+            do {
+                removed = try SystemCalls.remove(paths.file) || removed
+            } catch {
+                throw ioError(error, key: key, doing: "remove")
+            }
+            try removeFolder(paths.attachments, key: key)
         }
-        try removeFolder(paths.attachments, key: key)
         return removed
     }
 
@@ -147,18 +155,60 @@ public final class ObjectFolder: ObjectStoreBackend {
     // MARK: - Attachments
 
     public func attachment(named name: String, forKey key: String) throws(StorageError) -> Data? {
-        let path = try attachmentPath(named: name, forKey: key)
-        return try read(path, key: key)
+        for spelling in Self.spellings(of: key) {
+            let folder = try paths(spelled: spelling).attachments
+            for nameSpelling in Self.spellings(of: name) {
+                let path = "\(folder)/\(try Self.fileName(for: nameSpelling, what: "attachment name"))"
+                if let data = try read(path, key: key) { return data }
+            }
+        }
+        return nil
     }
 
     public func setAttachment(_ data: Data, named name: String, forKey key: String) throws(StorageError) {
-        let folder = try paths(forKey: key).attachments
-        let path = try attachmentPath(named: name, forKey: key)
-        try write(data, to: path, in: folder, key: key)
+        let paths = try paths(forKey: key)
+        try adoptEarlierSpellings(of: key, into: paths)
+        let names = Self.spellings(of: name)
+        try write(data, to: try attachmentPath(names[0], in: paths.attachments), in: paths.attachments, key: key)
+        for earlier in names.dropFirst() {
+            try removeAttachmentFile(try attachmentPath(earlier, in: paths.attachments), name: name, key: key)
+        }
     }
 
     public func removeAttachment(named name: String, forKey key: String) throws(StorageError) {
-        let path = try attachmentPath(named: name, forKey: key)
+        for spelling in Self.spellings(of: key) {
+            let folder = try paths(spelled: spelling).attachments
+            for nameSpelling in Self.spellings(of: name) {
+                try removeAttachmentFile(try attachmentPath(nameSpelling, in: folder), name: name, key: key)
+            }
+        }
+    }
+
+    public func attachmentNames(forKey key: String) throws(StorageError) -> [String] {
+        var names: [String] = []
+        var seen: Set<String> = []
+        for spelling in Self.spellings(of: key) {
+            let folder = try paths(spelled: spelling).attachments
+            let files: [String]?
+            do {
+                files = try SystemCalls.contents(of: folder)
+            } catch {
+                throw ioError(error, key: key, doing: "list the attachments of")
+            }
+            for file in files ?? [] where !file.hasPrefix(".") {
+                // A name an earlier version stored in another spelling is listed in the stored one.
+                guard let name = Self.unescape(file)?.nfcNormalized, seen.insert(name).inserted else { continue }
+                names.append(name)
+            }
+        }
+        return names
+    }
+
+    private func attachmentPath(_ name: String, in folder: String) throws(StorageError) -> String {
+        "\(folder)/\(try Self.fileName(for: name, what: "attachment name"))"
+    }
+
+    private func removeAttachmentFile(_ path: String, name: String, key: String) throws(StorageError) {
         do {
             try SystemCalls.remove(path)
         } catch {
@@ -166,15 +216,66 @@ public final class ObjectFolder: ObjectStoreBackend {
         }
     }
 
-    public func attachmentNames(forKey key: String) throws(StorageError) -> [String] {
-        let folder = try paths(forKey: key).attachments
-        let names: [String]?
-        do {
-            names = try SystemCalls.contents(of: folder)
-        } catch {
-            throw ioError(error, key: key, doing: "list the attachments of")
+    // MARK: - Spellings
+
+    /// The spellings of a key or attachment name (see `String.storedSpellings`), without those
+    /// too long for a file name, which an earlier version refused too.
+    static func spellings(of text: String) -> [String] {
+        let spellings = text.storedSpellings
+        guard spellings.count > 1 else { return spellings }
+        return [spellings[0]] + spellings.dropFirst().filter { (try? fileName(for: $0, what: "key")) != nil }
+    }
+
+    /// Moves what an earlier version filed under another spelling of `key` to the stored one,
+    /// `paths`, before a write changes it: the record, unless the stored spelling has one (which is
+    /// then the newer, and the other is removed), and each attachment likewise, under its stored
+    /// name.
+    private func adoptEarlierSpellings(of key: String, into paths: Paths) throws(StorageError) {
+        for spelling in Self.spellings(of: key).dropFirst() {
+            let earlier = try self.paths(spelled: spelling)
+            let attachments: [String]?
+            do throws(SystemCallError) {
+                if SystemCalls.fileExists(earlier.file) {
+                    if SystemCalls.fileExists(paths.file) {
+                        try SystemCalls.remove(earlier.file)
+                    } else {
+                        try makeFolders(paths.folder)
+                        try SystemCalls.move(earlier.file, to: paths.file)
+                    }
+                }
+                attachments = try SystemCalls.contents(of: earlier.attachments)
+            } catch {
+                throw ioError(error, key: key, doing: "move an earlier spelling of")
+            }
+            guard let attachments else { continue }
+            for file in attachments {
+                let source = "\(earlier.attachments)/\(file)"
+                // Under the name's stored spelling, or as it was if that one is too long.
+                let name = Self.unescape(file)?.storedSpelling
+                let target =
+                    name.flatMap { try? attachmentPath($0, in: paths.attachments) } ?? "\(paths.attachments)/\(file)"
+                do throws(SystemCallError) {
+                    guard !file.hasPrefix("."), name != nil else {
+                        // A temporary file another write abandoned.
+                        try SystemCalls.remove(source)
+                        continue
+                    }
+                    if SystemCalls.fileExists(target) {
+                        try SystemCalls.remove(source)
+                    } else {
+                        try makeFolders(paths.attachments)
+                        try SystemCalls.move(source, to: target)
+                    }
+                } catch {
+                    throw ioError(error, key: key, doing: "move an earlier spelling of the attachments of")
+                }
+            }
+            try removeFolder(earlier.attachments, key: key)
         }
-        return (names ?? []).filter { !$0.hasPrefix(".") }.compactMap(Self.unescape)
+    }
+
+    private func makeFolders(_ path: String) throws(SystemCallError) {
+        try SystemCalls.makeFolders(path, permissions: mode_t(options.folderPermissions), durable: options.isDurable)
     }
 
     // MARK: - Layout
@@ -187,17 +288,17 @@ public final class ObjectFolder: ObjectStoreBackend {
         var attachments: String { "\(folder)/\(name).attachments" }
     }
 
-    /// The paths of `key`'s record, relative to nothing: absolute.
+    /// The paths of `key`'s record, in its stored spelling (see `spellings(of:)`): absolute.
     func paths(forKey key: String) throws(StorageError) -> Paths {
+        try paths(spelled: key.nfcNormalized)
+    }
+
+    /// The paths of the record of a key spelled exactly `key`.
+    func paths(spelled key: String) throws(StorageError) -> Paths {
         let name = try Self.fileName(for: key, what: "key")
         let shard = Self.shard(for: key)
         let folder = "\(root)/\(shard.0)/\(shard.1)"
         return Paths(folder: folder, name: name)
-    }
-
-    private func attachmentPath(named name: String, forKey key: String) throws(StorageError) -> String {
-        let folder = try paths(forKey: key).attachments
-        return "\(folder)/\(try Self.fileName(for: name, what: "attachment name"))"
     }
 
     /// SHELF's two levels: a UUID's own first four digits, else the first four of its SHA-256.

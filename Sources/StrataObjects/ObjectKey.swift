@@ -1,5 +1,6 @@
 import Foundation
 public import Strata
+import _StrataInternals
 
 /// Converts an object's ID to the string a backend files it under, and back.
 ///
@@ -77,5 +78,28 @@ public struct ObjectKeyCoding<ID: Codable & Hashable & Sendable>: Sendable {
             message: "'\(key)' is not the key of a \(ID.self) ID",
             underlying: underlying
         )
+    }
+}
+
+extension String {
+    /// The spelling under which a backend stores this key or attachment name: its NFC form (see
+    /// ``storedSpellings``).
+    package var storedSpelling: String { nfcNormalized }
+
+    /// The spellings under which a backend holds this key or attachment name, the stored one
+    /// first: Unicode's NFC form, so that IDs and names Swift considers equal (`"e\u{301}"` and
+    /// `"\u{e9}"`) name one record, as every Strata storage keeps its keys. Then the spellings
+    /// an earlier version, which kept them as given, may have filed it under: the text's own bytes
+    /// and its NFD form, where they differ from NFC. Only text with non-ASCII characters has more
+    /// than one.
+    package var storedSpellings: [String] {
+        let stored = storedSpelling
+        guard utf8.contains(where: { $0 >= 0x80 }) else { return [stored] }
+        var spellings = [stored]
+        for other in [self, decomposedStringWithCanonicalMapping]
+        where !spellings.contains(where: { $0.utf8.elementsEqual(other.utf8) }) {
+            spellings.append(other)
+        }
+        return spellings
     }
 }

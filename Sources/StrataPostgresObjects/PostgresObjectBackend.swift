@@ -27,6 +27,11 @@ public import StrataPostgres
 /// process saved since its last load as updated); and `JSONB` cannot hold the character U+0000, so
 /// an object with it in a string is refused with `StorageError/Code/io`.
 ///
+/// Keys and attachment names are stored in Unicode's NFC form, so IDs that Swift considers equal
+/// (`"e\u{301}"` and `"\u{e9}"`) name one object, as in every Strata storage. A record or
+/// attachment that an earlier version stored under another form is still read, and the next write
+/// of it moves it to the stored form.
+///
 /// Saving a record decodes it once as `Object` to compute its index values. An index declared for
 /// the first time is filled from the existing records when the backend is created (which decodes
 /// each once).
@@ -296,10 +301,14 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
 
     public func record(forKey key: String) async throws(StorageError) -> Data? {
         let table = table
-        let stored = Data(key.utf8)
+        let spellings = Self.spellings(of: key)
+        let stored = spellings[0]
         return try await perform("cannot read", key: key) { connection in
             let rows = try await connection.query(
-                "SELECT data::text FROM \(unescaped: table) WHERE key = \(stored)",
+                """
+                SELECT data::text FROM \(unescaped: table) WHERE key = ANY(\(spellings))
+                ORDER BY key = \(stored) DESC LIMIT 1
+                """,
                 logger: PostgresStorage.logger
             )
             for try await text in rows.decode(String.self) {
@@ -313,7 +322,8 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
     public func setRecord(_ record: Data, forKey key: String) async throws(StorageError) -> Bool {
         let indexValues = try indexValues(of: record, key: key)
         let table = table
-        let stored = Data(key.utf8)
+        let spellings = Self.spellings(of: key)
+        let stored = spellings[0]
         let json = String(decoding: record, as: UTF8.self)
         let declared = indexNames
         return try await perform("cannot write", key: key) { connection in
@@ -321,7 +331,7 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
             // that do, which the pending list tells.
             let rows = try await connection.query(
                 """
-                WITH old AS (SELECT 1 FROM \(unescaped: table) WHERE key = \(stored)),
+                WITH old AS (SELECT 1 FROM \(unescaped: table) WHERE key = ANY(\(spellings))),
                 pending AS (
                     INSERT INTO \(unescaped: table)_index_pending (name, key)
                     SELECT name, \(stored) FROM \(unescaped: table)_indexes WHERE NOT (name = ANY(\(declared)))
@@ -338,8 +348,55 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
             for try await count in rows.decode(Int.self) {
                 existed = count > 0
             }
+            if spellings.count > 1 {
+                try await Self.adoptEarlierSpellings(Array(spellings.dropFirst()), as: stored, table: table, connection)
+            }
             return existed
         }
+    }
+
+    /// `key`'s spellings as the `key` column holds them, the stored one first (see
+    /// `String.storedSpellings`): a record or attachment an earlier version filed under another
+    /// spelling is still read, and the next write moves it to the stored one.
+    private static func spellings(of key: String) -> [ByteBuffer] {
+        key.storedSpellings.map { ByteBuffer(string: $0) }
+    }
+
+    /// After a write of `stored`'s record: moves the attachments of the `earlier` spellings of its
+    /// key to it (but for names it has), then removes what is left of them. The write comes
+    /// first, so that a failure between the statements leaves the record under both spellings,
+    /// read as the stored one and moved by the next write, never under neither.
+    private static func adoptEarlierSpellings(
+        _ earlier: [ByteBuffer],
+        as stored: ByteBuffer,
+        table: String,
+        _ connection: PostgresConnection
+    ) async throws {
+        try await connection.query(
+            """
+            WITH moving AS (
+                SELECT DISTINCT ON (name) key, name FROM \(unescaped: table)_attachments
+                WHERE key = ANY(\(earlier))
+                AND name NOT IN (SELECT name FROM \(unescaped: table)_attachments WHERE key = \(stored))
+                ORDER BY name, key
+            )
+            UPDATE \(unescaped: table)_attachments AS a SET key = \(stored)
+            FROM moving WHERE a.key = moving.key AND a.name = moving.name
+            """,
+            logger: PostgresStorage.logger
+        )
+        try await connection.query(
+            "DELETE FROM \(unescaped: table)_attachments WHERE key = ANY(\(earlier))",
+            logger: PostgresStorage.logger
+        )
+        try await connection.query(
+            "DELETE FROM \(unescaped: table)_index_pending WHERE key = ANY(\(earlier))",
+            logger: PostgresStorage.logger
+        )
+        try await connection.query(
+            "DELETE FROM \(unescaped: table) WHERE key = ANY(\(earlier))",
+            logger: PostgresStorage.logger
+        )
     }
 
     /// The JSON object of `record`'s index values, by index name.
@@ -364,12 +421,12 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
     @discardableResult
     public func removeRecord(forKey key: String) async throws(StorageError) -> Bool {
         let table = table
-        let stored = Data(key.utf8)
+        let spellings = Self.spellings(of: key)
         return try await perform("cannot remove", key: key) { connection in
             let rows = try await connection.query(
                 """
-                WITH gone AS (DELETE FROM \(unescaped: table) WHERE key = \(stored) RETURNING 1),
-                attachments AS (DELETE FROM \(unescaped: table)_attachments WHERE key = \(stored))
+                WITH gone AS (DELETE FROM \(unescaped: table) WHERE key = ANY(\(spellings)) RETURNING 1),
+                attachments AS (DELETE FROM \(unescaped: table)_attachments WHERE key = ANY(\(spellings)))
                 SELECT count(*)::bigint FROM gone
                 """,
                 logger: PostgresStorage.logger
@@ -537,11 +594,14 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
 
     public func attachment(named name: String, forKey key: String) async throws(StorageError) -> Data? {
         let table = table
-        let stored = Data(key.utf8)
-        let storedName = Data(name.utf8)
+        let keys = Self.spellings(of: key)
+        let names = Self.spellings(of: name)
         return try await perform("cannot read the attachment", key: key) { connection in
             let rows = try await connection.query(
-                "SELECT data FROM \(unescaped: table)_attachments WHERE key = \(stored) AND name = \(storedName)",
+                """
+                SELECT data FROM \(unescaped: table)_attachments WHERE key = ANY(\(keys)) AND name = ANY(\(names))
+                ORDER BY key = \(keys[0]) DESC, name = \(names[0]) DESC LIMIT 1
+                """,
                 logger: PostgresStorage.logger
             )
             for try await data in rows.decode(Data.self) {
@@ -556,26 +616,56 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
             throw StorageError(.invalidKey, key: key, storage: self.name, message: "an attachment needs a name")
         }
         let table = table
-        let stored = Data(key.utf8)
-        let storedName = Data(name.utf8)
+        let keys = Self.spellings(of: key)
+        let names = Self.spellings(of: name)
         try await perform("cannot write the attachment", key: key) { connection in
+            if keys.count > 1 {
+                try await Self.moveEarlierRecord(Array(keys.dropFirst()), to: keys[0], table: table, connection)
+            }
             try await connection.query(
                 """
-                INSERT INTO \(unescaped: table)_attachments (key, name, data) VALUES (\(stored), \(storedName), \(data))
+                INSERT INTO \(unescaped: table)_attachments (key, name, data) VALUES (\(keys[0]), \(names[0]), \(data))
                 ON CONFLICT (key, name) DO UPDATE SET data = excluded.data
                 """,
                 logger: PostgresStorage.logger
             )
+            if names.count > 1 {
+                let earlier = Array(names.dropFirst())
+                try await connection.query(
+                    "DELETE FROM \(unescaped: table)_attachments WHERE key = \(keys[0]) AND name = ANY(\(earlier))",
+                    logger: PostgresStorage.logger
+                )
+            }
         }
+    }
+
+    /// Before an attachment is written under the stored spelling of its key: moves a record an
+    /// earlier version filed under another spelling to the stored one (unless it has one), and
+    /// that record's attachments with it.
+    private static func moveEarlierRecord(
+        _ earlier: [ByteBuffer],
+        to stored: ByteBuffer,
+        table: String,
+        _ connection: PostgresConnection
+    ) async throws {
+        try await connection.query(
+            """
+            INSERT INTO \(unescaped: table) (key, data, indexes)
+            SELECT \(stored), data, indexes FROM \(unescaped: table) WHERE key = ANY(\(earlier)) LIMIT 1
+            ON CONFLICT (key) DO NOTHING
+            """,
+            logger: PostgresStorage.logger
+        )
+        try await adoptEarlierSpellings(earlier, as: stored, table: table, connection)
     }
 
     public func removeAttachment(named name: String, forKey key: String) async throws(StorageError) {
         let table = table
-        let stored = Data(key.utf8)
-        let storedName = Data(name.utf8)
+        let keys = Self.spellings(of: key)
+        let names = Self.spellings(of: name)
         try await perform("cannot remove the attachment", key: key) { connection in
             try await connection.query(
-                "DELETE FROM \(unescaped: table)_attachments WHERE key = \(stored) AND name = \(storedName)",
+                "DELETE FROM \(unescaped: table)_attachments WHERE key = ANY(\(keys)) AND name = ANY(\(names))",
                 logger: PostgresStorage.logger
             )
         }
@@ -583,15 +673,18 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
 
     public func attachmentNames(forKey key: String) async throws(StorageError) -> [String] {
         let table = table
-        let stored = Data(key.utf8)
+        let keys = Self.spellings(of: key)
         return try await perform("cannot list the attachments", key: key) { connection in
             let rows = try await connection.query(
-                "SELECT name FROM \(unescaped: table)_attachments WHERE key = \(stored)",
+                "SELECT name FROM \(unescaped: table)_attachments WHERE key = ANY(\(keys))",
                 logger: PostgresStorage.logger
             )
             var names: [String] = []
+            var seen: Set<String> = []
             for try await name in rows.decode(Data.self) {
-                names.append(String(decoding: name, as: UTF8.self))
+                // A name an earlier version stored in another spelling is listed in the stored one.
+                let text = String(decoding: name, as: UTF8.self).storedSpelling
+                if seen.insert(text).inserted { names.append(text) }
             }
             return names
         }

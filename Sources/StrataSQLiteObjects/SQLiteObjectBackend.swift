@@ -245,9 +245,10 @@ public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObj
         )
     }
 
-    /// The key as stored: NFC-normalized, so keys Swift considers equal share one row.
+    /// The key as stored: NFC-normalized, so keys Swift considers equal share one row (as
+    /// attachment names do; see `String.storedSpellings`).
     private func normalized(_ key: String) -> String {
-        key.nfcNormalized
+        key.storedSpelling
     }
 
     private func blob(_ value: DatabaseValue, key: String) throws(StorageError) -> Data {
@@ -422,13 +423,21 @@ public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObj
     public func attachment(named name: String, forKey key: String) async throws(StorageError) -> Data? {
         let key = normalized(key)
         let storedKey = Data(key.utf8)
+        // The stored spelling of the name first, then those an earlier version may have used.
+        let names = name.storedSpellings.map { Data($0.utf8) }
         let value: DatabaseValue?
         do {
             value = try await pool.read { db in
-                try DatabaseValue.fetchOne(
-                    db.cachedStatement(sql: "SELECT data FROM strata_object_attachments WHERE key = ? AND name = ?"),
-                    arguments: [storedKey, Data(name.utf8)]
-                )
+                for name in names {
+                    let value = try DatabaseValue.fetchOne(
+                        db.cachedStatement(
+                            sql: "SELECT data FROM strata_object_attachments WHERE key = ? AND name = ?"
+                        ),
+                        arguments: [storedKey, name]
+                    )
+                    if let value { return value }
+                }
+                return nil
             }
         } catch {
             throw mapError(error, key: key, "cannot read the attachment '\(name)'")
@@ -443,6 +452,7 @@ public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObj
         guard !name.isEmpty else {
             throw StorageError(.invalidKey, key: key, storage: self.name, message: "an attachment needs a name")
         }
+        let names = name.storedSpellings.map { Data($0.utf8) }
         do {
             try await pool.write { db in
                 try db.cachedStatement(
@@ -450,7 +460,11 @@ public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObj
                         INSERT INTO strata_object_attachments (key, name, data) VALUES (?, ?, ?)
                         ON CONFLICT (key, name) DO UPDATE SET data = excluded.data
                         """
-                ).execute(arguments: [storedKey, Data(name.utf8), data])
+                ).execute(arguments: [storedKey, names[0], data])
+                for earlier in names.dropFirst() {
+                    try db.cachedStatement(sql: "DELETE FROM strata_object_attachments WHERE key = ? AND name = ?")
+                        .execute(arguments: [storedKey, earlier])
+                }
             }
         } catch {
             throw mapError(error, key: key, "cannot write the attachment '\(name)'")
@@ -460,10 +474,13 @@ public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObj
     public func removeAttachment(named name: String, forKey key: String) async throws(StorageError) {
         let key = normalized(key)
         let storedKey = Data(key.utf8)
+        let names = name.storedSpellings.map { Data($0.utf8) }
         do {
             try await pool.write { db in
-                try db.cachedStatement(sql: "DELETE FROM strata_object_attachments WHERE key = ? AND name = ?")
-                    .execute(arguments: [storedKey, Data(name.utf8)])
+                for name in names {
+                    try db.cachedStatement(sql: "DELETE FROM strata_object_attachments WHERE key = ? AND name = ?")
+                        .execute(arguments: [storedKey, name])
+                }
             }
         } catch {
             throw mapError(error, key: key, "cannot remove the attachment '\(name)'")
@@ -475,10 +492,12 @@ public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObj
         let storedKey = Data(key.utf8)
         do {
             return try await pool.read { db in
-                try Data.fetchAll(
+                // A name an earlier version stored in another spelling is listed in the stored one.
+                var seen: Set<String> = []
+                return try Data.fetchAll(
                     db.cachedStatement(sql: "SELECT name FROM strata_object_attachments WHERE key = ?"),
                     arguments: [storedKey]
-                ).map { String(decoding: $0, as: UTF8.self) }
+                ).map { String(decoding: $0, as: UTF8.self).storedSpelling }.filter { seen.insert($0).inserted }
             }
         } catch {
             throw mapError(error, key: key, "cannot list the attachments")

@@ -20,6 +20,38 @@ import Testing
         #expect(try await store.object(withID: UUID()) == nil)
     }
 
+    /// Swift considers `"e\u{301}"` and `"\u{e9}"` one string, and so does every backend: they
+    /// name one object and one attachment, and deleting everything leaves nothing behind.
+    @Test(arguments: BackendKind.allCases)
+    func idsAndAttachmentNamesThatSwiftConsidersEqualNameOneObject(_ backend: BackendKind) async throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let store = try backend.store(Tagged.self, in: scratch)
+        let decomposed = "caf\u{65}\u{301}"
+        let composed = "caf\u{e9}"
+
+        try await store.save(Tagged(id: decomposed, value: 1))
+        try await store.save(Tagged(id: composed, value: 2))
+        try await store.setAttachment(Data([1]), named: "r\u{e9}sum\u{e9}", forObjectWithID: composed)
+        try await store.setAttachment(Data([2]), named: "re\u{301}sume\u{301}", forObjectWithID: decomposed)
+
+        #expect(try await store.count == 1)
+        #expect(try await store.ids().count == 1)
+        #expect(try await store.object(withID: decomposed)?.value == 2)
+        #expect(try await store.attachmentNames(forObjectWithID: composed).count == 1)
+        #expect(try await store.attachment(named: "r\u{e9}sum\u{e9}", forObjectWithID: decomposed) == Data([2]))
+        let reopened = try backend == .memory ? store : backend.store(Tagged.self, in: scratch)
+        #expect(try await reopened.count == 1)
+
+        try await store.deleteAll()
+
+        #expect(try await store.count == 0)
+        #expect(try await store.object(withID: decomposed) == nil)
+        if backend == .folder {
+            #expect(scratch.files().filter { $0.hasSuffix(".json") && !$0.hasSuffix("strata-objects.json") }.isEmpty)
+        }
+    }
+
     @Test(arguments: BackendKind.allCases)
     func updateChangesTheStoredObject(_ backend: BackendKind) async throws {
         let scratch = try ScratchFolder()

@@ -156,6 +156,58 @@ struct TaggedObject: Codable, Identifiable, Sendable, Hashable {
         }
     }
 
+    /// Keys and names Swift considers equal name one row; a row and an attachment that a version
+    /// which kept keys as given stored under the decomposed spelling are read by either spelling,
+    /// and the next write moves them to the stored (NFC) one.
+    @Test func keysSwiftConsidersEqualNameOneRecordAndEarlierSpellingsMove() async throws {
+        try await withBackend(IndexedNote.self) { backend in
+            let decomposed = "caf\u{65}\u{301}"
+            let composed = "caf\u{e9}"
+            let first = String(
+                decoding: try JSONEncoder().encode(IndexedNote(title: "first", priority: 1)),
+                as: UTF8.self
+            )
+            let second = try JSONEncoder().encode(IndexedNote(title: "second", priority: 2))
+            try await backend.storage.perform("write as an earlier version", key: nil) {
+                [table = backend.table] connection in
+                try await connection.query(
+                    """
+                    INSERT INTO \(unescaped: table) (key, data, indexes)
+                    VALUES (\(Data(decomposed.utf8)), \(first)::jsonb, '{}'::jsonb)
+                    """,
+                    logger: PostgresStorage.logger
+                )
+                try await connection.query(
+                    """
+                    INSERT INTO \(unescaped: table)_attachments (key, name, data)
+                    VALUES (\(Data(decomposed.utf8)), \(Data("re\u{301}sume\u{301}".utf8)), \(Data([7])))
+                    """,
+                    logger: PostgresStorage.logger
+                )
+            }
+            func title(_ key: String) async throws -> String? {
+                try await backend.record(forKey: key).map { try JSONDecoder().decode(IndexedNote.self, from: $0).title }
+            }
+
+            #expect(try await title(composed) == "first")
+            #expect(try await backend.attachment(named: "r\u{e9}sum\u{e9}", forKey: composed) == Data([7]))
+
+            #expect(try await backend.setRecord(second, forKey: composed))
+
+            #expect(try await backend.keys().map { Array($0.utf8) } == [Array(composed.utf8)])
+            #expect(try await title(decomposed) == "second")
+            let names = try await backend.attachmentNames(forKey: decomposed)
+            #expect(names.map { Array($0.utf8) } == [Array("r\u{e9}sum\u{e9}".utf8)])
+            try await backend.setAttachment(Data([8]), named: "re\u{301}sume\u{301}", forKey: decomposed)
+            #expect(try await backend.attachmentNames(forKey: composed).count == 1)
+            #expect(try await backend.attachment(named: "r\u{e9}sum\u{e9}", forKey: composed) == Data([8]))
+
+            #expect(try await backend.removeRecord(forKey: decomposed))
+            #expect(try await backend.keys().isEmpty)
+            #expect(try await backend.attachmentNames(forKey: composed).isEmpty)
+        }
+    }
+
     @Test func sqlLookingIDsAndNamesAreOnlyBoundParameters() async throws {
         let ids = [
             "'); DROP TABLE x; --", "\" OR 1=1 --", "a'b\"c`d", "$1", "%_*", "naïve/..\\x", "😀",
