@@ -25,13 +25,8 @@ extension Benchmark {
     static func httpCacheHit64k(readsInPlace: Bool) -> Benchmark {
         let suffix = readsInPlace ? "" : ".hop"
         return Benchmark(name: "http.cache.hit.64k" + suffix, baseline: RawFiles.name) {
-            var options = DiskStorage.Options()
-            options.readsInPlace = readsInPlace
-            let disk = try DiskStorage(url: try DiskBenchmarkFolder.make("http-hit-64k" + suffix), options: options)
+            let (disk, urls) = try httpRecords(name: "http-hit-64k" + suffix, readsInPlace: readsInPlace)
             let records = disk.httpCacheRecords()
-            let urls = (0..<httpResponseCount).map { URL(string: "http://bench.invalid/responses/\($0)")! }
-            let body = Data((0..<httpBodyByteCount).map { UInt8(truncatingIfNeeded: $0 &* 31) })
-            try store(body, in: disk, at: urls)
             let cache = HTTPSource().cache(in: records)
             let raw = try RawFiles(
                 name: "raw-http-64k" + suffix,
@@ -46,6 +41,18 @@ extension Benchmark {
                 reference: ("records read synchronously", { try readSynchronously(disk, urls: urls, probes: probes) })
             )
         }
+    }
+
+    /// A disk store in the folder `name` holding a 64 KiB response fresh for ever at each of the
+    /// figure's URLs, and the URLs.
+    static func httpRecords(name: String, readsInPlace: Bool = true) throws -> (DiskStorage, [URL]) {
+        var options = DiskStorage.Options()
+        options.readsInPlace = readsInPlace
+        let disk = try DiskStorage(url: try DiskBenchmarkFolder.make(name), options: options)
+        let urls = (0..<httpResponseCount).map { URL(string: "http://bench.invalid/responses/\($0)")! }
+        let body = Data((0..<httpBodyByteCount).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        try store(body, in: disk, at: urls)
+        return (disk, urls)
     }
 
     /// Stores `body` as a response fresh for ever at each of `urls`; synchronous, as a setup is.
@@ -66,7 +73,7 @@ extension Benchmark {
         }
     }
 
-    private static func readSynchronously(
+    static func readSynchronously(
         _ disk: DiskStorage,
         urls: [URL],
         probes: [Int]

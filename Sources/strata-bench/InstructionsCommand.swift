@@ -10,7 +10,9 @@ import Strata
 ///
 /// Valgrind 3.19 reads neither Swift 6.3's DWARF 5 debug information (the script strips it from a
 /// copy) nor a process with a second thread: every figure here reads synchronously or awaits
-/// calls that never suspend, from the top-level code on the main thread.
+/// calls that never suspend, from the top-level code on the main thread. Valgrind also lacks
+/// AVX-512, so a checksum counted here takes CRC-32C's three-stream path, not the folding one
+/// this machine runs.
 enum InstructionsCommand {
     static let usage = """
         USAGE: strata-bench instructions FIGURE COUNT
@@ -29,12 +31,16 @@ enum InstructionsCommand {
                                  own work is the kernel's, which callgrind does not count)
           raw-posix.get.1k       the open, fstat, read and close of the same files that
                                  disk.get.1k is measured against
+          http.records.64k       synchronous reads and decodes of http.cache.hit.64k's
+                                 records (64 KiB bodies) from its DiskStorage
+          raw-posix.get.64k      the raw reads of 64 KiB files http.cache.hit.64k is
+                                 measured against
         """
 
     static let figures =
         [
             "memory.get.hit", "memory.mapped.get.hit", "memory.set", "mutex-dictionary", "disk.get.1k",
-            "raw-posix.get.1k",
+            "raw-posix.get.1k", "http.records.64k", "raw-posix.get.64k",
         ]
         + Benchmark.policies.map { "memory.get.hit.\($0.name)" }
 
@@ -93,6 +99,24 @@ enum InstructionsCommand {
                         valueSize: 1024
                     )
                     try raw.readAll(diskProbes)
+                }
+            } catch {
+                FileHandle.standardError.write(Data("strata-bench: \(error)\n".utf8))
+                return 1
+            }
+        case "http.records.64k", "raw-posix.get.64k":
+            let httpProbes = DataSet(count: Benchmark.httpResponseCount, valueByteCount: 0).randomIndices(count)
+            do {
+                if arguments[0] == "http.records.64k" {
+                    let (disk, urls) = try Benchmark.httpRecords(name: "instructions-http-64k")
+                    try Benchmark.readSynchronously(disk, urls: urls, probes: httpProbes)
+                } else {
+                    let raw = try RawFiles(
+                        name: "instructions-raw-64k",
+                        count: Benchmark.httpResponseCount,
+                        valueSize: Benchmark.httpBodyByteCount
+                    )
+                    try raw.readAll(httpProbes)
                 }
             } catch {
                 FileHandle.standardError.write(Data("strata-bench: \(error)\n".utf8))
