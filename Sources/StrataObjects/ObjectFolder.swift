@@ -240,7 +240,7 @@ public final class ObjectFolder: ObjectStoreBackend {
                         try SystemCalls.remove(earlier.file)
                     } else {
                         try makeFolders(paths.folder)
-                        try SystemCalls.move(earlier.file, to: paths.file)
+                        try Self.moveIfPresent(earlier.file, to: paths.file)
                     }
                 }
                 attachments = try SystemCalls.contents(of: earlier.attachments)
@@ -264,13 +264,23 @@ public final class ObjectFolder: ObjectStoreBackend {
                         try SystemCalls.remove(source)
                     } else {
                         try makeFolders(paths.attachments)
-                        try SystemCalls.move(source, to: target)
+                        try Self.moveIfPresent(source, to: target)
                     }
                 } catch {
                     throw ioError(error, key: key, doing: "move an earlier spelling of the attachments of")
                 }
             }
             try removeFolder(earlier.attachments, key: key)
+        }
+    }
+
+    /// Renames a file; one that is gone already (another write of the key moved it first) is not
+    /// an error.
+    private static func moveIfPresent(_ source: String, to destination: String) throws(SystemCallError) {
+        do {
+            try SystemCalls.move(source, to: destination)
+        } catch {
+            if !error.isNotFound { throw error }
         }
     }
 

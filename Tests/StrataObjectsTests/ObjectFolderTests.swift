@@ -231,6 +231,32 @@ import Testing
         )
     }
 
+    /// Writes that race to move the same earlier spelling neither fail nor leave two records.
+    @Test func concurrentWritesMovingOneEarlierSpellingAllSucceed() async throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let decomposed = "caf\u{65}\u{301}"
+        let folder = try ObjectFolder(url: scratch.child("store"))
+        for round in 0..<60 {
+            let earlier = try folder.paths(spelled: decomposed)
+            try FileManager.default.createDirectory(atPath: earlier.attachments, withIntermediateDirectories: true)
+            try Data("{\"round\":\(round)}".utf8).write(to: URL(fileURLWithPath: earlier.file))
+            try Data([UInt8(round)]).write(to: URL(fileURLWithPath: earlier.attachments + "/a\(round)"))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in 0..<4 {
+                    group.addTask {
+                        let key = writer.isMultiple(of: 2) ? decomposed : "caf\u{e9}"
+                        _ = try await folder.setRecord(Data("{\"writer\":\(writer)}".utf8), forKey: key)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await folder.keys().count == 1)
+            #expect(!FileManager.default.fileExists(atPath: earlier.file))
+            #expect(try await folder.attachment(named: "a\(round)", forKey: decomposed) == Data([UInt8(round)]))
+        }
+    }
+
     @Test(arguments: ["", String(repeating: "\u{1F600}", count: 100)])
     func unusableIDsAreRefusedAsInvalidKey(_ id: String) async throws {
         let scratch = try ScratchFolder()
