@@ -385,18 +385,13 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
             """,
             logger: PostgresStorage.logger
         )
-        try await connection.query(
-            "DELETE FROM \(unescaped: table)_attachments WHERE key = ANY(\(earlier))",
-            logger: PostgresStorage.logger
-        )
-        try await connection.query(
-            "DELETE FROM \(unescaped: table)_index_pending WHERE key = ANY(\(earlier))",
-            logger: PostgresStorage.logger
-        )
-        try await connection.query(
-            "DELETE FROM \(unescaped: table) WHERE key = ANY(\(earlier))",
-            logger: PostgresStorage.logger
-        )
+        // What is left of them: attachments the stored spelling had, pending index work, records.
+        for removed in [table + "_attachments", table + "_index_pending", table] {
+            try await connection.query(
+                "DELETE FROM \(unescaped: removed) WHERE key = ANY(\(earlier))",
+                logger: PostgresStorage.logger
+            )
+        }
     }
 
     /// The JSON object of `record`'s index values, by index name.
