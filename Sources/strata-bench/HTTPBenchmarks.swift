@@ -14,7 +14,7 @@ extension Benchmark {
     static let httpBodyByteCount = 64 * 1024
 
     static var http: [Benchmark] {
-        [httpCacheHit64k(readsInPlace: true), httpCacheHit64k(readsInPlace: false)]
+        [httpCacheHit64k(readsInPlace: true), httpCacheHit64k(readsInPlace: false), httpMemoryHit]
     }
 
     /// `HTTPCache.value(for:)` over `DiskStorage(...).httpCacheRecords()`, awaited one after
@@ -50,9 +50,44 @@ extension Benchmark {
         options.readsInPlace = readsInPlace
         let disk = try DiskStorage(url: try DiskBenchmarkFolder.make(name), options: options)
         let urls = (0..<httpResponseCount).map { URL(string: "http://bench.invalid/responses/\($0)")! }
-        let body = Data((0..<httpBodyByteCount).map { UInt8(truncatingIfNeeded: $0 &* 31) })
-        try store(body, in: disk, at: urls)
+        try store(httpBody, in: disk, at: urls)
         return (disk, urls)
+    }
+
+    /// `HTTPCache.value(for:)` over a `MemoryStorage` of the same records, against reading the
+    /// records from that storage directly: the cache's own work on a hit (finding the record,
+    /// checking its freshness), which `http.cache.hit.64k` pays on top of the disk.
+    static var httpMemoryHit: Benchmark {
+        Benchmark(name: "http.cache.hit.memory", baseline: "memory-records") {
+            let memory = MemoryStorage<URL, HTTPCacheRecord>()
+            let urls = (0..<httpResponseCount).map { URL(string: "http://bench.invalid/responses/\($0)")! }
+            for url in urls { memory.set(freshRecord(of: httpBody), forKey: url) }
+            let cache = HTTPSource().cache(in: memory)
+            let probes = DataSet(count: httpResponseCount, valueByteCount: 0).randomIndices(httpHits * 8)
+            return Workloads(
+                operations: probes.count,
+                subject: { try await readThroughCache(cache, urls: urls, probes: probes) },
+                baseline: {
+                    var sum = 0
+                    for index in probes { sum &+= memory.value(forKey: urls[index])?.body.count ?? -1 }
+                    blackHole(sum)
+                }
+            )
+        }
+    }
+
+    /// The body of every stored response.
+    static var httpBody: Data { Data((0..<httpBodyByteCount).map { UInt8(truncatingIfNeeded: $0 &* 31) }) }
+
+    /// A response with `body`, fresh for ever.
+    static func freshRecord(of body: Data) -> HTTPCacheRecord {
+        HTTPCacheRecord(
+            body: body,
+            entityTag: "\"1\"",
+            cacheControl: "max-age=31536000",
+            received: Date(),
+            freshUntil: .distantFuture
+        )
     }
 
     /// Stores `body` as a response fresh for ever at each of `urls`; synchronous, as a setup is.
@@ -62,14 +97,7 @@ extension Benchmark {
         at urls: [URL]
     ) throws {
         for url in urls {
-            let record = HTTPCacheRecord(
-                body: body,
-                entityTag: "\"1\"",
-                cacheControl: "max-age=31536000",
-                received: Date(),
-                freshUntil: .distantFuture
-            )
-            try disk.set(HTTPCacheRecordCodec().encode(record), forKey: url.absoluteString)
+            try disk.set(HTTPCacheRecordCodec().encode(freshRecord(of: body)), forKey: url.absoluteString)
         }
     }
 
