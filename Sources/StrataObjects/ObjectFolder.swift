@@ -106,8 +106,9 @@ public final class ObjectFolder: ObjectStoreBackend {
 
     @discardableResult
     public func setRecord(_ record: Data, forKey key: String) throws(StorageError) -> Bool {
-        let paths = try paths(forKey: key)
-        try adoptEarlierSpellings(of: key, into: paths)
+        let spellings = Self.spellings(of: key)
+        let paths = try paths(spelled: spellings[0])
+        try adoptEarlierSpellings(spellings.dropFirst(), of: key, into: paths)
         let existed = SystemCalls.fileExists(paths.file)
         try write(record, to: paths.file, in: paths.folder, key: key)
         return existed
@@ -158,16 +159,16 @@ public final class ObjectFolder: ObjectStoreBackend {
         for spelling in Self.spellings(of: key) {
             let folder = try paths(spelled: spelling).attachments
             for nameSpelling in Self.spellings(of: name) {
-                let path = "\(folder)/\(try Self.fileName(for: nameSpelling, what: "attachment name"))"
-                if let data = try read(path, key: key) { return data }
+                if let data = try read(attachmentPath(nameSpelling, in: folder), key: key) { return data }
             }
         }
         return nil
     }
 
     public func setAttachment(_ data: Data, named name: String, forKey key: String) throws(StorageError) {
-        let paths = try paths(forKey: key)
-        try adoptEarlierSpellings(of: key, into: paths)
+        let spellings = Self.spellings(of: key)
+        let paths = try paths(spelled: spellings[0])
+        try adoptEarlierSpellings(spellings.dropFirst(), of: key, into: paths)
         let names = Self.spellings(of: name)
         try write(data, to: try attachmentPath(names[0], in: paths.attachments), in: paths.attachments, key: key)
         for earlier in names.dropFirst() {
@@ -197,7 +198,7 @@ public final class ObjectFolder: ObjectStoreBackend {
             }
             for file in files ?? [] where !file.hasPrefix(".") {
                 // A name an earlier version stored in another spelling is listed in the stored one.
-                guard let name = Self.unescape(file)?.nfcNormalized, seen.insert(name).inserted else { continue }
+                guard let name = Self.unescape(file)?.storedSpelling, seen.insert(name).inserted else { continue }
                 names.append(name)
             }
         }
@@ -226,12 +227,16 @@ public final class ObjectFolder: ObjectStoreBackend {
         return [spellings[0]] + spellings.dropFirst().filter { (try? fileName(for: $0, what: "key")) != nil }
     }
 
-    /// Moves what an earlier version filed under another spelling of `key` to the stored one,
-    /// `paths`, before a write changes it: the record, unless the stored spelling has one (which is
+    /// Moves what an earlier version filed under `earlierSpellings` of `key` to the stored
+    /// spelling's `paths`, before a write changes it: the record, unless the stored spelling has one (which is
     /// then the newer, and the other is removed), and each attachment likewise, under its stored
     /// name.
-    private func adoptEarlierSpellings(of key: String, into paths: Paths) throws(StorageError) {
-        for spelling in Self.spellings(of: key).dropFirst() {
+    private func adoptEarlierSpellings(
+        _ earlierSpellings: ArraySlice<String>,
+        of key: String,
+        into paths: Paths
+    ) throws(StorageError) {
+        for spelling in earlierSpellings {
             let earlier = try self.paths(spelled: spelling)
             let attachments: [String]?
             do throws(SystemCallError) {
