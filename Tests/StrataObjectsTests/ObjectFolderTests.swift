@@ -231,6 +231,29 @@ import Testing
         )
     }
 
+    /// An ID whose stored (NFC) file name fits but whose decomposed spelling would not is read
+    /// and written by either spelling, not refused for the spelling it is not stored under; one
+    /// longer still is refused with `invalidKey`.
+    @Test func anIDWhoseOtherSpellingIsTooLongForAFileNameStillWorks() async throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let store = try ObjectStore<Tagged>(url: scratch.child("store"))
+        // 40 × "%C3%A9" is 240 bytes, the most a name may have; decomposed, 40 × "e%CC%81" is 280.
+        let composed = String(repeating: "\u{e9}", count: 40)
+        let decomposed = String(repeating: "e\u{301}", count: 40)
+
+        try await store.save(Tagged(id: decomposed, value: 1))
+        try await store.setAttachment(Data([1]), named: decomposed, forObjectWithID: decomposed)
+
+        #expect(try await store.object(withID: composed)?.value == 1)
+        #expect(try await store.attachment(named: composed, forObjectWithID: composed) == Data([1]))
+        #expect(try await store.delete(withID: composed))
+        let tooLong = String(repeating: "\u{e9}", count: 41)
+        await #expect {
+            try await store.save(Tagged(id: tooLong, value: 2))
+        } throws: { ($0 as? StorageError)?.code == .invalidKey }
+    }
+
     /// Writes that race to move the same earlier spelling neither fail nor leave two records.
     @Test func concurrentWritesMovingOneEarlierSpellingAllSucceed() async throws {
         let scratch = try ScratchFolder()
