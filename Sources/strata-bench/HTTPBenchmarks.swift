@@ -117,7 +117,7 @@ extension Benchmark {
     // `@concurrent` for the reason given at `disk.get.1k.async`: the loop runs on the global
     // executor as a server task would.
     @concurrent
-    private static func readThroughCache<Records>(
+    static func readThroughCache<Records>(
         _ cache: HTTPCache<Records>,
         urls: [URL],
         probes: [Int]

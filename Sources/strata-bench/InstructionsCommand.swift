@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import StrataHTTP
 
 /// `strata-bench instructions FIGURE COUNT`: runs COUNT operations of one read figure on the
 /// calling thread, starting no other thread, for `valgrind --tool=callgrind`, whose instruction
@@ -33,6 +34,8 @@ enum InstructionsCommand {
                                  disk.get.1k is measured against
           http.records.64k       synchronous reads and decodes of http.cache.hit.64k's
                                  records (64 KiB bodies) from its DiskStorage
+          http.cache.64k         http.cache.hit.64k's hits: HTTPCache.value(for:) over the
+                                 same records, awaited one after another off any actor
           raw-posix.get.64k      the raw reads of 64 KiB files http.cache.hit.64k is
                                  measured against
         """
@@ -40,7 +43,7 @@ enum InstructionsCommand {
     static let figures =
         [
             "memory.get.hit", "memory.mapped.get.hit", "memory.set", "mutex-dictionary", "disk.get.1k",
-            "raw-posix.get.1k", "http.records.64k", "raw-posix.get.64k",
+            "raw-posix.get.1k", "http.records.64k", "http.cache.64k", "raw-posix.get.64k",
         ]
         + Benchmark.policies.map { "memory.get.hit.\($0.name)" }
 
@@ -104,12 +107,16 @@ enum InstructionsCommand {
                 FileHandle.standardError.write(Data("strata-bench: \(error)\n".utf8))
                 return 1
             }
-        case "http.records.64k", "raw-posix.get.64k":
+        case "http.records.64k", "http.cache.64k", "raw-posix.get.64k":
             let httpProbes = DataSet(count: Benchmark.httpResponseCount, valueByteCount: 0).randomIndices(count)
             do {
                 if arguments[0] == "http.records.64k" {
                     let (disk, urls) = try Benchmark.httpRecords(name: "instructions-http-64k")
                     try Benchmark.readSynchronously(disk, urls: urls, probes: httpProbes)
+                } else if arguments[0] == "http.cache.64k" {
+                    let (disk, urls) = try Benchmark.httpRecords(name: "instructions-http-cache-64k")
+                    let cache = HTTPSource().cache(in: disk.httpCacheRecords())
+                    try await Benchmark.readThroughCache(cache, urls: urls, probes: httpProbes)
                 } else {
                     let raw = try RawFiles(
                         name: "instructions-raw-64k",
