@@ -49,9 +49,12 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
     /// Whether the stored responses serve one user or many, and how stale they may be served
     /// on error.
     public let policy: HTTPCachePolicy
-    private let clock: any StorageClock
+    @usableFromInline let clock: any StorageClock
     private let report: @Sendable (StorageError) -> Void
     private let request: RequestFacts
+    /// Whether a fresh stored response may answer without revalidation: the source's request
+    /// does not say `no-cache`.
+    @usableFromInline let servesFreshRecords: Bool
     private let revalidations = LockedState([URL: Task<Void, Never>]())
 
     init(
@@ -67,16 +70,33 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
         self.clock = clock
         self.report = report
         self.request = RequestFacts(headers: source.headers)
+        self.servesFreshRecords = !request.directives.noCache
     }
 
     /// Returns the body at `url`, from the storage when RFC 9111 and the policy allow it.
     ///
+    /// The common answer, a fresh response stored under the URL itself, is inlined into the
+    /// caller, so that it is specialized for the caller's storage: the read then makes no call
+    /// through the storage protocol and looks up no generic type at run time.
+    ///
     /// - Throws: `StorageError` from the source, as ``HTTPSource`` lists; never a
     ///   storage's error.
+    @inlinable
     public func value(for url: URL) async throws(StorageError) -> Data {
         let key = Self.storageKey(for: url)
-        let found = await lookUp(key)
-        if let stored = found.stored, !request.directives.noCache {
+        let primary = await record(forKey: key)
+        if let primary, !primary.listsVariants, servesFreshRecords, primary.isFresh(at: clock.now()) {
+            return primary.body
+        }
+        return try await value(for: url, key: key, primary: primary)
+    }
+
+    /// `value(for:)` once the record under the URL's key has been read, when it is not a fresh
+    /// response: a variant, a stale response or none.
+    @usableFromInline
+    func value(for url: URL, key: URL, primary: HTTPCacheRecord?) async throws(StorageError) -> Data {
+        let found = await lookUp(key, primary: primary)
+        if let stored = found.stored, servesFreshRecords {
             let now = clock.now()
             if stored.record.isFresh(at: now) {
                 return stored.record.body
@@ -143,8 +163,8 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
 
     /// Finds the record that answers this cache's requests for `key`: the one stored under it,
     /// or, when that lists variants, the variant whose selecting headers match the request's.
-    private func lookUp(_ key: URL) async -> HTTPCacheLookup {
-        guard let primary = await record(forKey: key) else { return HTTPCacheLookup(key: key, primary: nil) }
+    private func lookUp(_ key: URL, primary: HTTPCacheRecord?) async -> HTTPCacheLookup {
+        guard let primary else { return HTTPCacheLookup(key: key, primary: nil) }
         guard primary.listsVariants else {
             return HTTPCacheLookup(key: key, primary: primary)
         }
@@ -208,7 +228,8 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
         }
     }
 
-    private func record(forKey key: URL) async -> HTTPCacheRecord? {
+    @inlinable
+    func record(forKey key: URL) async -> HTTPCacheRecord? {
         do {
             // Asked directly, not first through `immediateValue(forKey:)`: the read runs on the
             // caller's executor, so a storage in memory answers without suspending either way, and
@@ -216,14 +237,19 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
             // a 64 KiB hit (a memory store's hits also got faster without it).
             return try await records.value(forKey: key)
         } catch {
-            // A record in another format (JSON from an earlier version) is a miss, replaced by the
-            // next response; only damage is reported.
-            if error.code == .decodingFailed, (error.underlying as? HTTPCacheRecordFormatError)?.isOtherFormat == true {
-                return nil
-            }
-            report(error)
+            readFailed(error)
             return nil
         }
+    }
+
+    /// A record that could not be read is a miss. One in another format (JSON from an earlier
+    /// version) is replaced by the next response; only damage is reported.
+    @usableFromInline
+    func readFailed(_ error: StorageError) {
+        if error.code == .decodingFailed, (error.underlying as? HTTPCacheRecordFormatError)?.isOtherFormat == true {
+            return
+        }
+        report(error)
     }
 
     private func set(_ record: HTTPCacheRecord, forKey key: URL) async {
@@ -258,6 +284,7 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
 
     /// The key a URL's responses are stored under: the URL without its fragment, which is never
     /// sent to the server.
+    @usableFromInline
     static func storageKey(for url: URL) -> URL {
         guard url.fragment != nil, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
             return url
