@@ -101,6 +101,31 @@ import _StrataInternals
         #expect(hits == 0)
     }
 
+    // MARK: A new popular set
+
+    /// A small cache whose 40 popular keys have each been requested 30 times (every estimate
+    /// saturated); then 30 of them stay popular and 20 new keys join them, 50 keys for 50 entries.
+    /// The default policy's history is long (its sketch halves every 50,000 requests here), and a
+    /// new key that reaches an old one's estimate only ties it, which keeps the old key. Without
+    /// halving when frequent candidates keep being refused and come back, the 10 keys no longer
+    /// requested held their places: 3,241 to 3,307 hits in 4,000 requests over three seeds,
+    /// against 3,797 to 3,812 with it.
+    @Test func newPopularKeysDisplaceOldOnesWhoseEstimatesAreSaturated() throws {
+        let cache = try MemoryStorage<Int, Int>(maximumCount: 50, evictionPolicy: .adaptive)
+        var random = SeededRandomNumberGenerator(seed: 3)
+        for _ in 0..<30 {
+            Self.replay((0..<40).shuffled(using: &random), through: cache)
+        }
+
+        let requests = (0..<4_000).map { _ in
+            let pick = Int.random(in: 0..<50, using: &random)
+            return pick < 30 ? pick : 100 + pick
+        }
+        let hits = Self.replay(requests, through: cache)
+
+        #expect(hits >= 3_600, "\(hits) hits out of 4,000 requests")
+    }
+
     // MARK: Admission under a cost limit
 
     /// Requests keys 0..<100 four times, storing each on a miss with a value, and cost, of 1.

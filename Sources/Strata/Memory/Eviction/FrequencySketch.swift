@@ -17,6 +17,8 @@ struct FrequencySketch {
     private let doorkeeperMask: UInt64
     /// Sightings since the last periodic halving.
     private(set) var samples = 0
+    /// Sightings since the last halving of any kind, periodic or by ``age()``.
+    private(set) var samplesSinceHalving = 0
     /// Sightings between two periodic halvings.
     let samplePeriod: Int
 
@@ -49,6 +51,7 @@ struct FrequencySketch {
             for index in doorkeeper.indices { doorkeeper[index] = smaller.doorkeeper[index % smaller.doorkeeper.count] }
         }
         samples = min(smaller.samples, samplePeriod - 1)
+        samplesSinceHalving = smaller.samplesSinceHalving
     }
 
     /// The entries a policy first sizes its sketch (and the structures that go with it) for: the
@@ -123,6 +126,7 @@ struct FrequencySketch {
             doorkeeperInsert(mixed)
         }
         samples += 1
+        samplesSinceHalving += 1
         if samples >= samplePeriod {
             halve()
             samples = 0
@@ -158,9 +162,11 @@ struct FrequencySketch {
         for index in table.indices { table[index] = 0 }
         for index in doorkeeper.indices { doorkeeper[index] = 0 }
         samples = 0
+        samplesSinceHalving = 0
     }
 
     private mutating func halve() {
+        samplesSinceHalving = 0
         for index in table.indices {
             table[index] = (table[index] >> 1) & 0x7777_7777_7777_7777
         }
