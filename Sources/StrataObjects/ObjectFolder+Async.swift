@@ -4,11 +4,23 @@ import _StrataInternals
 
 /// The async methods, which ``ObjectStoreBackend`` calls: each runs the synchronous method of
 /// the same name on Strata's I/O threads, so file I/O never runs on the caller's actor nor holds
-/// a cooperative-pool thread.
+/// a cooperative-pool thread in a call that may block. The one exception is a record the kernel
+/// can hand over at once (see ``ObjectFolder/Options/readsInPlace``).
 extension ObjectFolder {
-    /// Reads the record stored for `key`, on Strata's I/O threads.
+    /// Reads the record stored for `key`, on Strata's I/O threads; with
+    /// ``ObjectFolder/Options/readsInPlace`` (the default), a caller on no actor whose record the
+    /// kernel already holds in memory reads it on its own thread, without that hop.
     public func record(forKey key: String) async throws(StorageError) -> Data? {
-        try await BlockingIOPool.shared.run { () throws(StorageError) in try self.record(forKey: key) }
+        // Bound first: `if #isolation == nil` crashes Swift 6.3.1's code generation.
+        let isolation = #isolation
+        if isolation == nil, let record = recordInPlace(forKey: key) {
+            // As `DiskStorage`'s reads in place: a loop of reads that never suspend would hold its
+            // cooperative thread, so one on a thread that has gone a millisecond without yielding
+            // yields.
+            if ReadsInPlaceOnThisThread.isDueToYield() { await Task.yield() }
+            return record
+        }
+        return try await BlockingIOPool.shared.run { () throws(StorageError) in try self.record(forKey: key) }
     }
 
     /// Writes `record` for `key`, on Strata's I/O threads; `true` when it replaced one.

@@ -1,5 +1,6 @@
 public import Foundation
 public import Strata
+import Synchronization
 import _StrataInternals
 
 /// A folder of JSON files in SHELF's layout: the embedded default backend of ``ObjectStore``.
@@ -41,12 +42,31 @@ public final class ObjectFolder: ObjectStoreBackend {
         public var filePermissions: UInt16
         /// The permissions of new folders.
         public var folderPermissions: UInt16
+        /// Whether the async `record(forKey:)`, called from no actor (a server's
+        /// request handler, say), reads a record the kernel already holds in memory on the
+        /// caller's thread instead of on Strata's I/O threads. On by default.
+        ///
+        /// The read is made only with calls that fail rather than wait for the disk (Linux's
+        /// `openat2` with `RESOLVE_CACHED` and `preadv2` with `RWF_NOWAIT`), for records up to
+        /// 256 KiB; anything else (a record the disk must be read for, a missing one, a caller on
+        /// an actor, another platform) goes to the I/O threads as before. It spares the hop there
+        /// and back, which costs more than reading a small record: on a 2-core Linux virtual
+        /// machine, `strata-bench`'s `objects.fetch` (fetches from no actor) went from 2.8-2.9
+        /// times a raw read and JSON decoding to 1.21-1.25. A loop of such reads yields its
+        /// thread every millisecond.
+        public var readsInPlace: Bool
 
         /// Creates options.
-        public init(isDurable: Bool = false, filePermissions: UInt16 = 0o600, folderPermissions: UInt16 = 0o700) {
+        public init(
+            isDurable: Bool = false,
+            filePermissions: UInt16 = 0o600,
+            folderPermissions: UInt16 = 0o700,
+            readsInPlace: Bool = true
+        ) {
             self.isDurable = isDurable
             self.filePermissions = filePermissions
             self.folderPermissions = folderPermissions
+            self.readsInPlace = readsInPlace
         }
     }
 
@@ -63,6 +83,8 @@ public final class ObjectFolder: ObjectStoreBackend {
     public var name: String { root }
 
     private let root: String
+    /// How many records the async `record(forKey:)` read on its caller's thread.
+    private let inPlaceReads = Atomic<Int>(0)
 
     /// Opens (creating when needed) the folder at `url`.
     ///
@@ -442,6 +464,26 @@ public final class ObjectFolder: ObjectStoreBackend {
     }
 
     // MARK: - Files
+
+    /// The largest record the async `record(forKey:)` reads on its caller's thread.
+    static let largestReadInPlace = 256 * 1024
+
+    /// The record for `key` when it can be read without waiting for the disk: the file under the
+    /// key's stored spelling, its folders in the kernel's lookup cache and its bytes in the page
+    /// cache, at most ``largestReadInPlace`` bytes. `nil` otherwise; the caller then reads on
+    /// Strata's I/O threads, which also deal with bad keys, missing files, earlier spellings and
+    /// errors.
+    func recordInPlace(forKey key: String) -> Data? {
+        guard options.readsInPlace, let spelling = Self.spellings(of: key).first,
+            let path = try? paths(spelled: spelling).file,
+            let data = SystemCalls.readDataIfCached(path, limit: Self.largestReadInPlace)
+        else { return nil }
+        inPlaceReads.add(1, ordering: .relaxed)
+        return data
+    }
+
+    /// How many records the async `record(forKey:)` read on its caller's thread.
+    package var readsInPlace: Int { inPlaceReads.load(ordering: .relaxed) }
 
     private func read(_ path: String, key: String) throws(StorageError) -> Data? {
         do {

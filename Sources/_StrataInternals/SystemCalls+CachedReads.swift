@@ -1,5 +1,5 @@
 internal import CStrata
-import Foundation
+package import Foundation
 import Synchronization
 
 #if canImport(Darwin)
@@ -29,6 +29,11 @@ extension SystemCalls {
         guard count > 0 else { return file }
         guard let base = file.buffer.baseAddress else { return nil }
         return readCached(descriptor, into: base, count: count) == count ? file : nil
+    }
+
+    /// ``readFileIfCached(_:limit:)`` as a `Data` that takes over the bytes read.
+    package static func readDataIfCached(_ path: String, limit: Int) -> Data? {
+        path.withCString { readFileIfCached($0, limit: limit) }?.movingIntoData()
     }
 
     /// ``readFileIfCached(_:limit:)`` of a file the caller expects to be `expectedSize` bytes
@@ -70,4 +75,27 @@ extension SystemCalls {
     /// first sign that they do not, so a platform without it pays one failed call.
     private static let cachedReadsWork = Atomic<Bool>(true)
 
+}
+
+/// When each thread last yielded after a read in place, in the thread's own slot, so that a loop
+/// of such reads on any thread yields every millisecond, however many loops share the process.
+package enum ReadsInPlaceOnThisThread {
+    /// The longest a thread answers reads in place without yielding once.
+    package static let slice: UInt64 = 1_000_000
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    /// Whether this thread has gone ``slice`` since it last yielded (or first read in place); if
+    /// so, the caller yields and the time starts again.
+    package static func isDueToYield() -> Bool {
+        let now = monotonicNanoseconds()
+        let last = UInt64(UInt(bitPattern: pthread_getspecific(key)))
+        guard last == 0 || now &- last >= slice else { return false }
+        pthread_setspecific(key, UnsafeRawPointer(bitPattern: UInt(now)))
+        return last != 0
+    }
 }

@@ -127,6 +127,15 @@ package final class FileBytes: @unchecked Sendable {
         return Data(bytesNoCopy: base + range.lowerBound, count: range.count, deallocator: .custom(Self.freeMoved))
     }
 
+    /// All the bytes read as a `Data` that takes over the buffer, copying nothing. The caller
+    /// must not use these bytes afterwards.
+    package func movingIntoData() -> Data {
+        guard count > 0, let base = buffer.baseAddress else { return Data() }
+        precondition(ownsBuffer)
+        ownsBuffer = false
+        return Data(bytesNoCopy: base, count: count, deallocator: .free)
+    }
+
     /// Frees a buffer that ``movingIntoData(_:)`` gave away, from the start of the bytes it gave.
     private static let freeMoved: @Sendable (UnsafeMutableRawPointer, Int) -> Void = { start, _ in
         free(start - (start - 8).loadUnaligned(as: Int.self))

@@ -149,26 +149,3 @@ extension DiskStorage: UpdatableStorage, LifetimeStorage, EnumerableStorage, Cle
         )
     }
 }
-
-/// When each thread last yielded after a read in place, in the thread's own slot, so that a loop
-/// of such reads on any thread yields every millisecond, however many loops share the process.
-private enum ReadsInPlaceOnThisThread {
-    /// The longest a thread answers reads in place without yielding once.
-    static let slice: UInt64 = 1_000_000
-
-    static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        pthread_key_create(&key, nil)
-        return key
-    }()
-
-    /// Whether this thread has gone ``slice`` since it last yielded (or first read in place); if
-    /// so, the caller yields and the time starts again.
-    static func isDueToYield() -> Bool {
-        let now = monotonicNanoseconds()
-        let last = UInt64(UInt(bitPattern: pthread_getspecific(key)))
-        guard last == 0 || now &- last >= slice else { return false }
-        pthread_setspecific(key, UnsafeRawPointer(bitPattern: UInt(now)))
-        return last != 0
-    }
-}

@@ -1,0 +1,127 @@
+import Foundation
+import Strata
+import StrataTestSupport
+import Testing
+
+@testable import StrataObjects
+
+/// With `readsInPlace` (the default), the async `record(forKey:)` of a caller on no actor reads a
+/// record the page cache holds on the caller's thread, with calls that cannot wait for the disk;
+/// everything else (a caller on an actor, a missing record, a bad key, a record under an earlier
+/// spelling) goes to the I/O threads, which answer as before.
+@Suite struct ObjectFolderReadInPlaceTests {
+    /// Reads as a server's request handler would: from no actor.
+    @concurrent
+    private static func read(_ key: String, from folder: ObjectFolder) async throws -> Data? {
+        try await folder.record(forKey: key)
+    }
+
+    @concurrent
+    @Test func aCachedRecordIsReadOnTheCallersThread() async throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let folder = try ObjectFolder(url: scratch.url)
+        try await folder.setRecord(Data(#"{"city":"odesa"}"#.utf8), forKey: "a")
+        try await folder.setRecord(Data(), forKey: "empty")
+
+        let record = try await Self.read("a", from: folder)
+        let empty = try await Self.read("empty", from: folder)
+
+        #expect(record == Data(#"{"city":"odesa"}"#.utf8))
+        #expect(empty == Data())
+        #expect(folder.readsInPlace == 2)
+    }
+
+    @MainActor
+    @Test func aCallerOnTheMainActorIsNeverAnsweredOnItsThread() async throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let folder = try ObjectFolder(url: scratch.url)
+        try await folder.setRecord(Data("dnipro".utf8), forKey: "a")
+
+        let record = try await folder.record(forKey: "a")
+
+        #expect(record == Data("dnipro".utf8))
+        #expect(folder.readsInPlace == 0)
+    }
+
+    /// The default reads in place; with the option off, every read goes to the I/O threads.
+    @concurrent
+    @Test(arguments: [nil, false])
+    func theOptionDecidesWhereARecordIsRead(readsInPlace: Bool?) async throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        var options = ObjectFolder.Options()
+        if let readsInPlace { options.readsInPlace = readsInPlace }
+        let folder = try ObjectFolder(url: scratch.url, options: options)
+        try await folder.setRecord(Data("poltava".utf8), forKey: "a")
+
+        let record = try await Self.read("a", from: folder)
+
+        #expect(record == Data("poltava".utf8))
+        #expect(folder.readsInPlace == (readsInPlace == false ? 0 : 1))
+    }
+
+    @concurrent
+    @Test func aMissingRecordOrABadKeyIsLeftToTheIOThreads() async throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let folder = try ObjectFolder(url: scratch.url)
+
+        let missing = try await Self.read("nobody", from: folder)
+        let error = await #expect(throws: StorageError.self) { try await Self.read("", from: folder) }
+
+        #expect(missing == nil)
+        #expect(error?.code == .invalidKey)
+        #expect(folder.readsInPlace == 0)
+    }
+
+    /// A record an earlier version filed under the decomposed spelling is not where a read in
+    /// place looks; the I/O threads find it.
+    @concurrent
+    @Test func aRecordUnderAnEarlierSpellingIsFoundOnTheIOThreads() async throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let folder = try ObjectFolder(url: scratch.url)
+        let earlier = try folder.paths(spelled: "caf\u{65}\u{301}")
+        try FileManager.default.createDirectory(atPath: earlier.folder, withIntermediateDirectories: true)
+        try Data("legacy".utf8).write(to: URL(fileURLWithPath: earlier.file))
+
+        let record = try await Self.read("caf\u{e9}", from: folder)
+
+        #expect(record == Data("legacy".utf8))
+        #expect(folder.readsInPlace == 0)
+    }
+
+    @concurrent
+    @Test func aRecordReplacedThroughAnotherFolderIsReadAsItIsNow() async throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let reader = try ObjectFolder(url: scratch.url)
+        let writer = try ObjectFolder(url: scratch.url)
+        try await reader.setRecord(Data("old".utf8), forKey: "a")
+        _ = try await Self.read("a", from: reader)
+        try await writer.setRecord(Data("new".utf8), forKey: "a")
+
+        let record = try await Self.read("a", from: reader)
+
+        #expect(record == Data("new".utf8))
+        #expect(reader.readsInPlace == 2)
+    }
+
+    /// What a server's handler does: fetch an object by ID through the store.
+    @concurrent
+    @Test func aStoresFetchFromNoActorReadsInPlaceAndDecodes() async throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let folder = try ObjectFolder(url: scratch.url)
+        let store = ObjectStore<Note>(backend: folder)
+        let note = Note(title: "kyiv", tags: ["capital"])
+        try await store.save(note)
+
+        let fetched = try await store.object(withID: note.id)
+
+        #expect(fetched == note)
+        #expect(folder.readsInPlace == 1)
+    }
+}
