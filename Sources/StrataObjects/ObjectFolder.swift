@@ -474,8 +474,7 @@ public final class ObjectFolder: ObjectStoreBackend {
     /// Strata's I/O threads, which also deal with bad keys, missing files, earlier spellings and
     /// errors.
     func recordInPlace(forKey key: String) -> Data? {
-        guard options.readsInPlace, let spelling = Self.spellings(of: key).first,
-            let path = try? paths(spelled: spelling).file,
+        guard options.readsInPlace, let path = try? paths(forKey: key).file,
             let data = SystemCalls.readDataIfCached(path, limit: Self.largestReadInPlace)
         else { return nil }
         inPlaceReads.add(1, ordering: .relaxed)

@@ -62,17 +62,28 @@ import Testing
         #expect(folder.readsInPlace == (readsInPlace == false ? 0 : 1))
     }
 
+    /// A missing record, a key that names no file, a key that tries to leave the folder (a file
+    /// waits where it would lead if it were not escaped: up from `<root>/<2 hex>/<2 hex>/`) and a
+    /// record over 256 KiB: none is read in place, and the I/O threads answer each as they always
+    /// have.
     @concurrent
-    @Test func aMissingRecordOrABadKeyIsLeftToTheIOThreads() async throws {
+    @Test func missingBadHostileAndLargeRecordsAreLeftToTheIOThreads() async throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
-        let folder = try ObjectFolder(url: scratch.url)
+        let folder = try ObjectFolder(url: scratch.child("store"))
+        try Data("outside".utf8).write(to: scratch.url.appendingPathComponent("escape.json"))
+        let large = Data(repeating: 0x7b, count: ObjectFolder.largestReadInPlace + 1)
+        try await folder.setRecord(large, forKey: "large")
 
         let missing = try await Self.read("nobody", from: folder)
+        let hostile = try await Self.read("../../../escape", from: folder)
         let error = await #expect(throws: StorageError.self) { try await Self.read("", from: folder) }
+        let read = try await Self.read("large", from: folder)
 
         #expect(missing == nil)
+        #expect(hostile == nil)
         #expect(error?.code == .invalidKey)
+        #expect(read == large)
         #expect(folder.readsInPlace == 0)
     }
 
