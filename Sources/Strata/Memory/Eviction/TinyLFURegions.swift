@@ -221,6 +221,13 @@ struct TinyLFURegions {
         return newer < 0 && regions[slot] == .probation ? protected.tail : newer
     }
 
+    /// Moves `slot` to probation's newest end when it is on probation, so that the entry behind it
+    /// becomes the next victim; does nothing elsewhere.
+    mutating func sendToBackOfProbation(_ slot: Int) {
+        guard regions[slot] == .probation else { return }
+        links.moveToHead(slot, in: &probation)
+    }
+
     /// Lets the candidate stay on probation as an ordinary entry: the victims after it are
     /// probation's oldest entries, as for any other entry.
     mutating func admitCandidate() {
