@@ -61,7 +61,9 @@ import _StrataInternals
 ///   are seen once) leaves the victim where it is, so a scan does not stir probation.
 /// - **A second opinion.** Beside the long history, a second sketch keeps a short one, Caffeine's:
 ///   halved every 10 × capacity sightings, with 8 counters per entry and 2 doorkeeper bits per
-///   sighting (about 6.5 bytes per entry). A candidate the long history refuses is admitted when
+///   sighting (about 6.5 bytes per entry). Its counters are one more random memory access per
+///   request, prefetched with the long history's when a batch of reads is recorded: a hit on a
+///   100,000-entry cache went from 1.43-1.45 times the locked dictionary's time to 1.61-1.80. A candidate the long history refuses is admitted when
 ///   its long estimate is 4 or more and the short history has it more than 2 ahead of the victim:
 ///   it is popular now, and the victim was popular then. A rarer candidate, or a near tie in the
 ///   short history (a loop's keys, requested alike), leaves the long history's verdict standing,
@@ -242,6 +244,7 @@ final class AdaptiveQueue: EvictionQueue {
     }
 
     func prefetch(_ accesses: UnsafeBufferPointer<PendingAccess>) {
+        for access in accesses { recentSketch.prefetch(access.hash) }
         regions.prefetch(accesses, counters: sketch)
     }
 
