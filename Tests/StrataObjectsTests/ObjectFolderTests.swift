@@ -419,8 +419,12 @@ extension ObjectFolderTests {
         #expect(entries.first?.fullText.contains(damaged.id.uuidString) == (level == .debug))
     }
 
-    @Test(.timeLimit(.minutes(1)))
-    func aFIFOWhereAnObjectsFileShouldBeIsAnErrorNotAWaitForever() throws {
+    /// The read is timed from its own start, not from the test's: in a parallel run a test may
+    /// wait its turn for the tests' threads for longer than any time limit (a `.timeLimit` of one
+    /// minute failed here, at 70 s, with the read itself instant). A read that waited for a writer
+    /// is released after 10 s by a watchdog that opens the FIFO for writing and closes it, so the
+    /// test fails rather than hangs.
+    @Test func aFIFOWhereAnObjectsFileShouldBeIsAnErrorNotAWaitForever() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
         let id = try #require(UUID(uuidString: "6273674B-F271-4521-9B74-F5656A1F815D"))
@@ -430,8 +434,22 @@ extension ObjectFolderTests {
         try FileManager.default.removeItem(atPath: file)
         #expect(mkfifo(file, 0o600) == 0)
 
+        let readFinished = DispatchSemaphore(value: 0)
+        let watchdogFinished = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            if readFinished.wait(timeout: .now() + 10) == .timedOut {
+                let writer = open(file, O_WRONLY | O_NONBLOCK)
+                if writer >= 0 { close(writer) }
+            }
+            watchdogFinished.signal()
+        }
+        let started = ContinuousClock.now
         let error = #expect(throws: StorageError.self) { try folder.record(forKey: id.uuidString) }
+        let elapsed = ContinuousClock.now - started
+        readFinished.signal()
+        watchdogFinished.wait()
 
+        #expect(elapsed < .seconds(10), "the read took \(elapsed)")
         #expect(error?.code == .io)
         #expect(error?.key as? String == id.uuidString)
         #expect(FileManager.default.fileExists(atPath: file), "nothing is removed on a read")
