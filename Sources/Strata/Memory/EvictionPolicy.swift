@@ -45,10 +45,10 @@ public struct EvictionPolicy: Sendable, Hashable, CustomStringConvertible {
     /// On skewed traffic, scans, popularity shifts and loops it matches or beats both ``wTinyLFU``
     /// and ``s3FIFO``. Under a cost limit it weighs costs when it admits an entry: a large entry
     /// takes the room of many small ones only if it is requested more often than they are
-    /// together, weighed between their count and their bytes. Its frequency sketches (a long history and a short one) take about 30 bytes
-    /// per entry (up to twice that, as tables are rounded up to powers of two) and at least 21 KB,
-    /// however small the cache. Choose
-    /// another policy only for the reasons given there.
+    /// together, weighed between their count and their bytes. Its frequency sketches (a long
+    /// history and a short one) take about 30 bytes per entry (up to twice that, as tables are
+    /// rounded up to powers of two) and at least 21 KB, however small the cache. Choose another
+    /// policy only for the reasons given there.
     public static let adaptive = EvictionPolicy(kind: .adaptive)
 
     /// The policy used when none is given: ``adaptive``.

@@ -63,9 +63,10 @@ import _StrataInternals
 ///   halved every 10 × capacity sightings, with 8 counters per entry and 2 doorkeeper bits per
 ///   sighting (about 6.5 bytes per entry). Its counters are one more random memory access per
 ///   request, prefetched with the long history's when a batch of reads is recorded: a hit on a
-///   100,000-entry cache went from 1.43-1.45 times the locked dictionary's time to 1.61-1.80. A candidate the long history refuses is admitted when
-///   its long estimate is 4 or more and the short history has it more than 2 ahead of the victim:
-///   it is popular now, and the victim was popular then. A rarer candidate, or a near tie in the
+///   100,000-entry cache went from 1.43-1.45 times the locked dictionary's time to 1.61-1.80.
+///   A candidate the long history refuses is admitted when its long estimate is 4 or more and
+///   the short history has it more than 2 ahead of the victim: it is popular now, and the victim
+///   was popular then. A rarer candidate, or a near tie in the
 ///   short history (a loop's keys, requested alike), leaves the long history's verdict standing,
 ///   so loops and scans keep what it gives them. The long history alone cannot do this: halved
 ///   every 10 × capacity it loses the loop, scan and zigzag traces (above).
