@@ -56,7 +56,7 @@ import _StrataInternals
 /// - **Victims take turns.** A victim that refuses a candidate seen 5 times or more moves to the
 ///   back of probation, so that the next candidate meets the entry behind it. Otherwise one old
 ///   key whose estimate is still high from a past phase refuses every newcomer in turn: in the LIRS
-///   paper's cpp at 122 entries, victims at 11 refused candidates seen 7 to 10 times about 90 times
+///   paper's cpp at 122 entries, victims at 11 refused candidates seen 7 to 10 times 74 times
 ///   in 5,000 requests while the hit ratio fell from 92% to 68%. A candidate seen fewer times (most
 ///   are seen once) leaves the victim where it is, so a scan does not stir probation.
 /// - **A second opinion.** Beside the long history, a second sketch keeps a short one, Caffeine's:
