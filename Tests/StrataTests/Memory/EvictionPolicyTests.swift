@@ -149,7 +149,7 @@ import _StrataInternals
     }
 
     /// A 1,000-entry cache whose 800 popular keys take 80% of 40,000 requests (the rest spread over
-    /// 8,400 keys requested a few times each); then 800 new keys take their place for 20,000
+    /// 8,400 keys requested about once each); then 800 new keys take their place for 20,000
     /// requests. The old keys' estimates are saturated, and the default's long history would keep
     /// them for the rest of the trace: the drop in the hit ratio, with the new keys refused and
     /// requested again, must halve it. 11,986 to 12,081 hits over four runs, against 9,451 to

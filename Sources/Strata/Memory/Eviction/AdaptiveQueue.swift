@@ -154,9 +154,10 @@ final class AdaptiveQueue: EvictionQueue {
     @exclusivity(unchecked) private var lastVictimLeavesWindow = false
 
     private static let minimumWindowFraction = 0.01
-    /// The candidates the window lost that must come back in a period for a drop in its hit ratio
-    /// to count as a shift: see "Shift detection" above.
-    private static let shiftWindowGhostHits = 8
+    /// The candidates the window lost that must come back in a period before the period's drop in
+    /// hit ratio counts as a shift, or its ghost hits can grow the window: see "Shift detection"
+    /// and "Window sizing" above.
+    private static let telltaleWindowGhostHits = 8
     /// The estimate from which a refused candidate counts towards halving early: see "Frequent
     /// candidates refused" above.
     private static let frequentEstimate = 11
@@ -422,7 +423,7 @@ final class AdaptiveQueue: EvictionQueue {
             cooldown -= 1
             averageHitRatio = hitRatio
         } else if averageHitRatio >= 0, hitRatio < averageHitRatio * 0.75, averageHitRatio - hitRatio > 0.02,
-            windowGhostHits >= Self.shiftWindowGhostHits
+            windowGhostHits >= Self.telltaleWindowGhostHits
         {
             sketch.age()
             if hitRatio < averageHitRatio * 0.6 { sketch.age() }
@@ -448,7 +449,9 @@ final class AdaptiveQueue: EvictionQueue {
         let reference = regions.reference
         let step = Double(max(1, reference / 32)) / Double(reference)
         let fraction = regions.windowFraction
-        if windowGhostHits >= 8, windowGain > probationValue, fraction < Self.maximumWindowFraction {
+        if windowGhostHits >= Self.telltaleWindowGhostHits, windowGain > probationValue,
+            fraction < Self.maximumWindowFraction
+        {
             regions.setWindowFraction(min(fraction + step, Self.maximumWindowFraction))
         } else if max(mainGain, probationValue) > windowValue, fraction > Self.minimumWindowFraction {
             regions.setWindowFraction(max(fraction - step, Self.minimumWindowFraction))
