@@ -1,37 +1,61 @@
-// swift-tools-version: 6.1
+// swift-tools-version: 6.2
 import PackageDescription
 
 let package = Package(
     name: "Strata",
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
+        // What an app uses; none of these resolves a server stack.
         .library(name: "Strata", targets: ["Strata"]),
         .library(name: "StrataTesting", targets: ["StrataTesting"]),
         .library(name: "StrataHTTP", targets: ["StrataHTTP"]),
-        .library(name: "StrataAsyncHTTPClient", targets: ["StrataAsyncHTTPClient"]),
         .library(name: "StrataObjects", targets: ["StrataObjects"]),
         .library(name: "StrataSQLite", targets: ["StrataSQLite"]),
-        .library(name: "StrataPostgres", targets: ["StrataPostgres"]),
         // The object store's database backends, apart so that a key-value user of SQLite or
         // PostgreSQL does not build the object store.
         .library(name: "StrataSQLiteObjects", targets: ["StrataSQLiteObjects"]),
+        // What a server uses: each is an empty module unless its trait is enabled (`Server`
+        // enables them all), and a package that leaves a trait off does not resolve what the
+        // trait needs.
+        .library(name: "StrataAsyncHTTPClient", targets: ["StrataAsyncHTTPClient"]),
+        .library(name: "StrataPostgres", targets: ["StrataPostgres"]),
         .library(name: "StrataPostgresObjects", targets: ["StrataPostgresObjects"]),
         .library(name: "StrataServiceLifecycle", targets: ["StrataServiceLifecycle"]),
         .library(name: "StrataTracing", targets: ["StrataTracing"]),
-        // The framework adapters. Each is built only with its trait, on by default; a package
-        // that names no trait (`traits: []`) resolves neither framework.
         .library(name: "StrataHummingbird", targets: ["StrataHummingbird"]),
         .library(name: "StrataVapor", targets: ["StrataVapor"]),
+        // The command-line tool. strata-bench, ProductServer and StrataFuzz are executable
+        // targets and no product: this package runs them (`swift run strata-bench`), and a
+        // package that depends on Strata never resolves what they need.
         .executable(name: "strata", targets: ["StrataCommandLine"]),
-        .executable(name: "strata-bench", targets: ["strata-bench"]),
     ],
     traits: [
+        .trait(
+            name: "Postgres",
+            description: "StrataPostgres and StrataPostgresObjects: PostgresStorage, SharedCache and the object backend (postgres-nio)."
+        ),
+        .trait(
+            name: "AsyncHTTPClient",
+            description: "StrataAsyncHTTPClient: HTTPSource and HTTPCache over AsyncHTTPClient."
+        ),
+        .trait(
+            name: "ServiceLifecycle",
+            description: "StrataServiceLifecycle: storage maintenance as a swift-service-lifecycle Service."
+        ),
+        .trait(name: "Tracing", description: "StrataTracing: spans through swift-distributed-tracing."),
         .trait(
             name: "Hummingbird",
             description: "StrataHummingbird: a Hummingbird PersistDriver over any Strata storage."
         ),
         .trait(name: "Vapor", description: "StrataVapor: a Vapor Cache over any Strata storage."),
-        .default(enabledTraits: ["Hummingbird", "Vapor"]),
+        .trait(
+            name: "Server",
+            description: "Every server piece: PostgreSQL, AsyncHTTPClient, service lifecycle, tracing, Hummingbird and Vapor.",
+            enabledTraits: ["Postgres", "AsyncHTTPClient", "ServiceLifecycle", "Tracing", "Hummingbird", "Vapor"]
+        ),
+        // An app resolves only swift-log, swift-metrics, swift-http-types, GRDB and
+        // swift-argument-parser (the `strata` command's).
+        .default(enabledTraits: []),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -101,9 +125,9 @@ let package = Package(
                 "Strata",
                 "StrataHTTP",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
             ]
         ),
         .target(
@@ -123,7 +147,7 @@ let package = Package(
                 "Strata",
                 "StrataPostgres",
                 "StrataObjects",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -132,22 +156,22 @@ let package = Package(
             dependencies: [
                 "_StrataInternals",
                 "Strata",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Postgres"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Postgres"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Postgres"])),
             ]
         ),
         // Spans for storage operations and provider fetches, through swift-distributed-tracing.
         .target(
             name: "StrataTracing",
-            dependencies: ["Strata", .product(name: "Tracing", package: "swift-distributed-tracing")]
+            dependencies: ["Strata", .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"]))]
         ),
         // Storage maintenance as a service of an app's ServiceGroup.
         .target(
             name: "StrataServiceLifecycle",
-            dependencies: ["Strata", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]
+            dependencies: ["Strata", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"]))]
         ),
         // The adapters: with their trait off, an empty module, and their framework is not resolved.
         .target(
@@ -164,7 +188,8 @@ let package = Package(
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
             ]
         ),
-        // A small HTTP/1.1 server on SwiftNIO for the HTTP tests and `strata demo`; not a product.
+        // A small HTTP/1.1 server on SwiftNIO for the HTTP tests; not a product, and only tests use
+        // it, so a package that depends on Strata never resolves SwiftNIO for it.
         .target(
             name: "LocalHTTPServer",
             dependencies: [
@@ -183,12 +208,11 @@ let package = Package(
                 "_StrataInternals",
                 "Strata",
                 "StrataHTTP",
-                "StrataAsyncHTTPClient",
                 "StrataObjects",
                 "StrataSQLite",
                 "StrataPostgres",
-                "LocalHTTPServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
         .executableTarget(
@@ -202,7 +226,7 @@ let package = Package(
                 "StrataPostgres",
                 "StrataHTTP",
                 .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
                 .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ]
         ),
@@ -213,13 +237,13 @@ let package = Package(
                 "Strata",
                 "StrataPostgres",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
             ],
             path: "Examples/ProductServer"
         ),
@@ -263,7 +287,7 @@ let package = Package(
                 "StrataTestSupport", "StrataCommandLine",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
             ]
         ),
         // The command line, and the multi-process tests that run it as a writer: the only tests
@@ -294,9 +318,9 @@ let package = Package(
                 "_StrataInternals",
                 "Strata", "StrataPostgres", "StrataServiceLifecycle", "StrataTestSupport",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
             ]
         ),
         .testTarget(
@@ -304,8 +328,8 @@ let package = Package(
             dependencies: [
                 "_StrataInternals",
                 "Strata", "StrataTracing",
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
-                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
             ]
         ),
         .testTarget(

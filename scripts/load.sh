@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Drives the example server (Examples/ProductServer) with wrk, as the README's section on servers
+# Drives the example server (Examples/ProductServer) with wrk, as the article "Getting started on a server" (Strata.docc) describes
 # reports:
 #   1. one server with no cache: every request waits for the 50 ms upstream;
 #   2. one server with the cache (memory over PostgreSQL, one upstream call per product),
@@ -44,8 +44,8 @@ if [ -z "${STRATA_POSTGRES_URL:-}" ]; then
 fi
 
 say "Building the example server (release)"
-swift build -c release --product ProductServer >&2
-server=$(swift build -c release --show-bin-path)/ProductServer
+swift build -c release --traits Server --product ProductServer >&2
+server=$(swift build -c release --traits Server --show-bin-path)/ProductServer
 
 # Requests spread uniformly over $ids products.
 cat >"$work/products.lua" <<EOF

@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
 # Runs every check Strata's CI runs, on a fresh machine or a developer's:
-#   1. builds everything (library, tools, tests) and fails on any compiler warning in our code;
-#   2. runs the whole test suite, every suite in one `swift test`;
+#   0. checks what an app pays: a package that depends on Strata with the default traits resolves
+#      at most 5 packages and no server stack (scripts/check-consumer.sh), and the CRC-32C code
+#      takes the instructions of every CPU it targets (scripts/crc32c-cross.sh: aarch64 Linux under
+#      qemu, each Apple arm64 target through the toolchain's clang);
+#   1. builds everything (library, tools, tests) with every trait (`--enable-all-traits`: the
+#      server pieces, PostgreSQL, AsyncHTTPClient, Hummingbird, Vapor, lifecycle and tracing) and
+#      fails on any compiler warning in our code; then builds again with the default traits only,
+#      what `swift run strata demo` and an app build, and runs the demo;
+#   2. runs the whole test suite, every suite of every trait in one `swift test`;
 #   3. runs the concurrency stress tests (and the lifecycle and tracing suites) again under
 #      ThreadSanitizer, failing on any report;
 #   4. builds the documentation of every documented module, failing on any DocC warning;
@@ -33,14 +40,31 @@ trap cleanup EXIT
 
 step() { printf '\n==> %s\n' "$*"; }
 
-step "Building (warnings in Sources/ or Tests/ fail the run)"
-swift build --build-tests 2>&1 | tee "$log_dir/build.log"
+step "Checking what an app resolves (the default traits)"
+scripts/check-consumer.sh
+
+step "Checking the CRC-32C fast paths on ARM Linux (qemu) and Apple targets"
+scripts/crc32c-cross.sh
+
+step "Building with every trait (warnings in Sources/ or Tests/ fail the run)"
+swift build --build-tests --enable-all-traits 2>&1 | tee "$log_dir/build.log"
 if grep -E '^/.*/(Sources|Tests)/.*: warning:' "$log_dir/build.log" | grep -v '/.build' | sort -u >"$log_dir/warnings.txt" \
     && [ -s "$log_dir/warnings.txt" ]; then
     echo "Compiler warnings in the project's code:" >&2
     cat "$log_dir/warnings.txt" >&2
     exit 1
 fi
+
+step "Building with the default traits, as an app does, and running the demo"
+# Its own folder, so neither build undoes the other's trait flags.
+swift build --build-tests --scratch-path .build-default 2>&1 | tee "$log_dir/build-default.log"
+if grep -E '^/.*/(Sources|Tests)/.*: warning:' "$log_dir/build-default.log" | grep -v '/.build' | sort -u >"$log_dir/warnings.txt" \
+    && [ -s "$log_dir/warnings.txt" ]; then
+    echo "Compiler warnings in the project's code (default traits):" >&2
+    cat "$log_dir/warnings.txt" >&2
+    exit 1
+fi
+swift run --skip-build --scratch-path .build-default strata demo --requests 20 --burst 20
 
 if [ -z "${STRATA_POSTGRES_URL:-}" ]; then
     step "Starting a throwaway PostgreSQL server"
@@ -61,7 +85,7 @@ step "Running every test suite in one run (a bare swift test)"
 # A run takes about a minute here; a hung one is stopped (with every process of its group) and
 # reported instead of holding the machine until an outer limit ends it.
 set +e
-timeout --kill-after=30 1800 swift test --skip-build 2>&1 | tee "$log_dir/test.log"
+timeout --kill-after=30 1800 swift test --skip-build --enable-all-traits 2>&1 | tee "$log_dir/test.log"
 status=${PIPESTATUS[0]}
 set -e
 if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
@@ -75,11 +99,11 @@ if [ "$skip_tsan" = 0 ]; then
     step "Running the stress tests under ThreadSanitizer"
     # halt_on_error stops the process at the first report; the grep catches a report even if
     # the runner still prints that the tests passed. The graceful shutdowns and the spans, with
-    # their concurrent writers and nested tasks, run here too. The framework adapters (the default
-    # traits) hold no stress tests, so this build leaves Hummingbird and Vapor out.
+    # their concurrent writers and nested tasks, run here too. The framework adapters hold no stress
+    # tests, so this build leaves Hummingbird and Vapor out.
     set +e
     TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
-        timeout --kill-after=30 2400 swift test --sanitize=thread --scratch-path .build-tsan --disable-default-traits --filter "StressTests|MemoryStorageConcurrencyTests|ServiceLifecycleTests|TracingTests" 2>&1 | tee "$log_dir/tsan.log"
+        timeout --kill-after=30 2400 swift test --sanitize=thread --scratch-path .build-tsan --traits Postgres,ServiceLifecycle,Tracing --filter "StressTests|MemoryStorageConcurrencyTests|ServiceLifecycleTests|TracingTests" 2>&1 | tee "$log_dir/tsan.log"
     status=${PIPESTATUS[0]}
     set -e
     if grep -q 'WARNING: ThreadSanitizer' "$log_dir/tsan.log"; then
@@ -98,7 +122,7 @@ step "Building the documentation (any DocC warning fails the run)"
 for target in Strata StrataTesting StrataHTTP StrataAsyncHTTPClient StrataObjects StrataSQLite StrataPostgres \
     StrataSQLiteObjects StrataPostgresObjects \
     StrataServiceLifecycle StrataTracing StrataHummingbird StrataVapor; do
-    swift package generate-documentation --target "$target" --warnings-as-errors 2>&1 | tee "$log_dir/docs-$target.log"
+    swift package --enable-all-traits generate-documentation --target "$target" --warnings-as-errors 2>&1 | tee "$log_dir/docs-$target.log"
     if [ "${PIPESTATUS[0]}" -ne 0 ]; then
         echo "The documentation of $target does not build cleanly (see above)." >&2
         exit 1

@@ -1,11 +1,11 @@
 // An example server: `/products/{id}` through memory over PostgreSQL (a SharedCache, kept fresh
 // across processes) over a slow upstream, with one upstream call per product however many ask.
-// scripts/load.sh drives it with wrk; see the README's section on servers.
+// scripts/load.sh drives it with wrk; see the article "Getting started on a server".
 //
 //   ProductServer serve --port 8080 --mode cached --postgres URL --table products
 //   ProductServer serve --port 8080 --mode uncached [--threads 1]
 //   ProductServer writer --postgres URL --table products --servers 8081,8082 --changes 200
-#if Hummingbird
+#if Hummingbird && Postgres && AsyncHTTPClient
 import AsyncHTTPClient
 import Foundation
 import HTTPTypes
@@ -291,7 +291,7 @@ extension HTTPField.Name {
 @main
 struct ProductServer {
     static func main() {
-        print("ProductServer needs the Hummingbird trait (on by default)")
+        print("ProductServer needs the Server trait: swift run --traits Server ProductServer")
     }
 }
 #endif

@@ -23,12 +23,41 @@
 #define STRATA_HAS_WIDE_PATH 1
 #include <immintrin.h>
 #define STRATA_CRC_WIDE __attribute__((target("avx512f,vpclmulqdq,pclmul,sse4.2")))
-#elif defined(__aarch64__) && defined(__ARM_FEATURE_CRC32)
+#if defined(__APPLE__)
+#include <sys/sysctl.h>  // for AVX-512, which macOS enables lazily (see `prepare`)
+#define STRATA_ASKS_DARWIN 1
+#endif
+#elif defined(__aarch64__) && (defined(__clang__) || defined(__GNUC__)) \
+    && (defined(__ARM_FEATURE_CRC32) || defined(__APPLE__) || defined(__linux__))
+// ARMv8.0 makes the CRC instructions optional, so a target's baseline may leave them out: clang's
+// does for tvOS 18 (whose oldest device, the Apple TV HD, has an A8, which lacks them) and for
+// generic aarch64 Linux. The attribute asks for them in the one function that uses them, so the
+// fast path is compiled whatever the baseline (`__ARM_FEATURE_CRC32` or not); `prepare` runs it
+// only where the baseline promises the instructions or the system says this processor has them.
+// This includes arm64_32 (watchOS), where clang defines `__aarch64__` too.
 #include <arm_acle.h>
-#define STRATA_CRC_HARDWARE
+#if defined(__clang__)
+#define STRATA_CRC_HARDWARE __attribute__((target("crc")))
+#else
+#define STRATA_CRC_HARDWARE __attribute__((target("+crc")))  // GCC spells extensions with a plus
+#endif
 #define STRATA_CRC64(crc, word) __crc32cd((uint32_t)(crc), (word))
 #define STRATA_CRC8(crc, byte) __crc32cb((uint32_t)(crc), (byte))
 #define STRATA_HAS_HARDWARE_PATH 1
+#if !defined(__ARM_FEATURE_CRC32) && defined(__APPLE__)
+#include <sys/sysctl.h>
+#define STRATA_ASKS_DARWIN 1
+#elif !defined(__ARM_FEATURE_CRC32)
+#include <sys/auxv.h>
+// The kernel's values (arch/arm64/include/uapi/asm/hwcap.h), for C libraries whose headers lack
+// them.
+#ifndef AT_HWCAP
+#define AT_HWCAP 16
+#endif
+#ifndef HWCAP_CRC32
+#define HWCAP_CRC32 (1UL << 7)
+#endif
+#endif
 #else
 #define STRATA_HAS_HARDWARE_PATH 0
 #endif
@@ -114,6 +143,16 @@ static inline uint32_t shift(const uint32_t tables[4][256], uint32_t crc) {
 
 // MARK: Preparation
 
+#if defined(STRATA_ASKS_DARWIN)
+/// Whether the `hw.optional` sysctl `name` (an `int`) is set; a name the system lacks reads as
+/// unset.
+static int darwin_has(const char *name) {
+    int value = 0;
+    size_t size = sizeof value;
+    return sysctlbyname(name, &value, &size, NULL, 0) == 0 && value != 0;
+}
+#endif
+
 static void prepare(void) {
     for (uint32_t byte = 0; byte < 256; byte++) {
         uint32_t crc = byte;
@@ -137,12 +176,25 @@ static void prepare(void) {
     int pclmul = hardware_available && (ecx & bit_PCLMUL) != 0 && (ecx & bit_OSXSAVE) != 0;
     if (pclmul && __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) && (ebx & bit_AVX512F) != 0
         && (ecx & bit_VPCLMULQDQ) != 0) {
+#if defined(__APPLE__)
+        // macOS leaves the AVX-512 state out of a thread's XCR0 until the thread's first AVX-512
+        // instruction traps, so XCR0 reads without it here even where folding works; the kernel
+        // says in `hw.optional.avx512f` whether it will save that state. There is no sysctl for
+        // VPCLMULQDQ: CPUID's bit above says whether the processor has it (of the Intel Macs, only
+        // the Ice Lake ones of 2020 do), and it uses no state beyond AVX-512F's.
+        wide_available = darwin_has("hw.optional.avx512f");
+#else
         unsigned int xcr0_low, xcr0_high;
         __asm__("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
         wide_available = (xcr0_low & 0xE6) == 0xE6;
+#endif
     }
+#elif STRATA_HAS_HARDWARE_PATH && defined(__ARM_FEATURE_CRC32)
+    hardware_available = 1;  // every processor the target's baseline admits has the instructions
+#elif STRATA_HAS_HARDWARE_PATH && defined(__APPLE__)
+    hardware_available = darwin_has("hw.optional.armv8_crc32");
 #elif STRATA_HAS_HARDWARE_PATH
-    hardware_available = 1;
+    hardware_available = (getauxval(AT_HWCAP) & HWCAP_CRC32) != 0;
 #else
     hardware_available = 0;
 #endif

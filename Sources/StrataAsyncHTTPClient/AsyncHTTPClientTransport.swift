@@ -1,3 +1,4 @@
+#if AsyncHTTPClient
 public import AsyncHTTPClient
 import Foundation
 public import HTTPTypes
@@ -185,3 +186,4 @@ extension Duration {
         return wholeSeconds.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import ArgumentParser
 import Foundation
 import Strata
@@ -58,3 +59,4 @@ struct DebugSharedCacheCommand: AsyncParsableCommand {
 private func emit(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
+#endif

@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import Strata
+#if Postgres
 import StrataPostgres
+#endif
 import StrataSQLite
 import _StrataInternals
 
@@ -44,7 +46,7 @@ struct Demo: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: """
             Put a memory cache in front of a slow source and show what it saves, then fetch images \
-            from a local HTTP server through a provider chain.
+            from an HTTP origin in this process through a provider chain.
             """
     )
 
@@ -130,6 +132,7 @@ struct Demo: AsyncParsableCommand {
                 }
             }
         case .postgres:
+            #if Postgres
             guard let url = postgres ?? ProcessInfo.processInfo.environment["STRATA_POSTGRES_URL"] else {
                 throw ValidationError(
                     "--backend postgres needs a server: pass --postgres URL or set STRATA_POSTGRES_URL "
@@ -138,7 +141,7 @@ struct Demo: AsyncParsableCommand {
             }
             let table = "strata_demo_\(UInt32.random(in: 0...UInt32.max))"
             let shared = try await PostgresStorage(url: url, options: .init(table: table))
-            try await runRounds(source: source, layer: "a PostgresStorage (table \(table) at \(url))") {
+            try await runRounds(source: source, layer: "a PostgresStorage (table \(table) at \(PostgresStorage.redacted(url)))") {
                 Layer(
                     storage: shared,
                     hits: { (try? await shared.statistics().hits) ?? 0 },
@@ -147,6 +150,11 @@ struct Demo: AsyncParsableCommand {
             }
             try await shared.removeAll()
             await shared.close()
+            #else
+            throw ValidationError(
+                "--backend postgres needs a strata built with PostgreSQL: swift run --traits Postgres strata demo ..."
+            )
+            #endif
         }
         try await ImageDemo(burst: burst).run()
     }

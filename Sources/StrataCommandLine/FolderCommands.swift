@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import Strata
+#if Postgres
 import StrataPostgres
+#endif
 import StrataSQLite
 
 /// Options shared by the commands that work on a disk folder.
@@ -80,9 +82,16 @@ struct StoreOptions: ParsableArguments {
             }
             return .sqlite(try SQLiteStorage(path: sqlite))
         }
+#if Postgres
         var options = PostgresStorage.Options(table: table)
         options.createsTable = creating
         return .postgres(try await PostgresStorage(url: postgres ?? "", options: options))
+#else
+        throw CommandFailure(
+            description: "this strata was built without PostgreSQL: run it with --traits Postgres "
+                + "(swift run --traits Postgres strata ...)"
+        )
+#endif
     }
 }
 
@@ -95,7 +104,9 @@ struct CommandFailure: Error, CustomStringConvertible {
 enum OpenedStore {
     case disk(DiskStorage)
     case sqlite(SQLiteStorage)
+#if Postgres
     case postgres(PostgresStorage)
+#endif
 
     /// Every key with its value's size, sorted by key.
     func sizes() async throws -> [(key: String, size: Int)] {
@@ -106,10 +117,12 @@ enum OpenedStore {
             let keys = try await database.keys()
             let values = try await database.presentValues(forKeys: keys)
             return values.map { ($0.key, $0.value.count) }.sorted { $0.key < $1.key }
+#if Postgres
         case .postgres(let shared):
             let keys = try await shared.keys()
             let values = try await shared.presentValues(forKeys: keys)
             return values.map { ($0.key, $0.value.count) }.sorted { $0.key < $1.key }
+#endif
         }
     }
 
@@ -121,8 +134,10 @@ enum OpenedStore {
             return ("folder:        \(disk.url.path)", disk.statistics)
         case .sqlite(let database):
             return ("sqlite file:   \(database.path)", try await database.statistics())
+#if Postgres
         case .postgres(let shared):
             return ("postgres:      table \(shared.options.table)", try await shared.statistics())
+#endif
         }
     }
 
@@ -130,7 +145,9 @@ enum OpenedStore {
         switch self {
         case .disk(let disk): try await disk.value(forKey: key)
         case .sqlite(let database): try await database.value(forKey: key)
+#if Postgres
         case .postgres(let shared): try await shared.value(forKey: key)
+#endif
         }
     }
 
@@ -138,7 +155,9 @@ enum OpenedStore {
         switch self {
         case .disk(let disk): try await disk.set(value, forKey: key, timeToLive: timeToLive)
         case .sqlite(let database): try await database.set(value, forKey: key, timeToLive: timeToLive)
+#if Postgres
         case .postgres(let shared): try await shared.set(value, forKey: key, timeToLive: timeToLive)
+#endif
         }
     }
 
@@ -146,7 +165,9 @@ enum OpenedStore {
         switch self {
         case .disk(let disk): try await disk.removeValue(forKey: key)
         case .sqlite(let database): try await database.removeValue(forKey: key)
+#if Postgres
         case .postgres(let shared): try await shared.removeValue(forKey: key)
+#endif
         }
     }
 
@@ -155,7 +176,9 @@ enum OpenedStore {
         switch self {
         case .disk: break
         case .sqlite(let database): try? database.close()
+#if Postgres
         case .postgres(let shared): await shared.close()
+#endif
         }
     }
 }
@@ -327,7 +350,11 @@ struct StatsCommand: AsyncParsableCommand {
     func run() async throws {
         let opened = try await store.open()
         switch opened {
+#if Postgres
         case .sqlite, .postgres:
+#else
+        case .sqlite:
+#endif
             let (place, statistics) = try await opened.statistics()
             print(place)
             print("values:        \(statistics.count)")

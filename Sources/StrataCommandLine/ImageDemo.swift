@@ -1,10 +1,8 @@
-import AsyncHTTPClient
 import Foundation
-import LocalHTTPServer
-import NIOPosix
+import HTTPTypes
 import Strata
-import StrataAsyncHTTPClient
 import StrataHTTP
+import _StrataInternals
 
 /// Names an image: what the app asks for, and the URL that serves it.
 struct ImageID: Hashable, Sendable, CustomStringConvertible {
@@ -66,71 +64,67 @@ struct ImageDecodingError: Error, CustomStringConvertible {
     var description: String { reason }
 }
 
-/// The seed's image example done for real: a local server serves images; the provider downloads
-/// them, validates them, keeps them on disk and in memory, and coalesces concurrent requests.
+/// The seed's image example: an image origin answers over HTTP; the provider downloads the
+/// images, validates them, keeps them on disk and in memory, and coalesces concurrent requests.
+///
+/// The origin is an ``HTTPTransport`` in this process (``ImageOrigin``), so the demo needs no
+/// server and no network: what the chain does above the transport (status checks, limits, the
+/// disk and memory layers, coalescing) is what an app's URLSession transport would see.
 struct ImageDemo {
     /// Concurrent requests in each burst.
     var burst: Int
-    /// How many images the server serves.
+    /// How many images the origin serves.
     var imageCount = 8
-    /// How long the server takes to send an image, standing in for a large download.
+    /// How long the origin takes to send an image, standing in for a large download.
     var latency: Duration = .milliseconds(50)
 
     func run() async throws {
-        let server = try await startServer()
-        // Ours, so ours to shut down: `HTTPSource` never shuts its client down.
-        let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton)
+        let origin = ImageOrigin(
+            images: (0..<imageCount).map { Image.pgm(width: 64, height: 64, seed: $0) },
+            latency: latency
+        )
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "strata-demo-images-\(UUID().uuidString)"
         )
-        do {
-            try await show(server: server, client: client, folder: folder)
-        } catch {
-            try? await client.shutdown()
-            await server.stop()
-            try? FileManager.default.removeItem(at: folder)
-            throw error
-        }
-        try await client.shutdown()
-        await server.stop()
-        try? FileManager.default.removeItem(at: folder)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try await show(origin: origin, folder: folder)
     }
 
-    private func show(server: LocalHTTPServer, client: HTTPClient, folder: URL) async throws {
-        let ids = (0..<imageCount).map { ImageID(name: "photo-\($0)", url: server.url("/images/photo-\($0).pgm")) }
-        print("\nImages over HTTP: a server on 127.0.0.1:\(server.port) (started by this demo) serves \(imageCount)")
-        print("images, taking \(format(latency)) each. The provider: network source -> validate -> disk cache ->")
+    private func show(origin: ImageOrigin, folder: URL) async throws {
+        let ids = (0..<imageCount).map { ImageID(name: "photo-\($0)", url: origin.url("/images/photo-\($0).pgm")) }
+        print("\nImages over HTTP: an origin in this process (\(origin.host)) serves \(imageCount) images,")
+        print("taking \(format(latency)) each. The provider: network source -> validate -> disk cache ->")
         print("memory cache -> coordinated(); a disk folder at \(folder.path).")
 
         let disk = try DiskStorage(url: folder)
-        var images = makeImageProvider(client: client, disk: disk)
-        try await burst("Burst 1, cold caches:", over: ids, images, server: server)
-        try await burst("Burst 2, same provider:", over: ids, images, server: server)
-        images = makeImageProvider(client: client, disk: try DiskStorage(url: folder))
-        try await burst("Burst 3, after a restart (empty memory, same disk):", over: ids, images, server: server)
+        var images = makeImageProvider(transport: origin, disk: disk)
+        try await burst("Burst 1, cold caches:", over: ids, images, origin: origin)
+        try await burst("Burst 2, same provider:", over: ids, images, origin: origin)
+        images = makeImageProvider(transport: origin, disk: try DiskStorage(url: folder))
+        try await burst("Burst 3, after a restart (empty memory, same disk):", over: ids, images, origin: origin)
 
         print("\nFailures are never cached, so each attempt reaches the network again:")
-        let broken = ImageID(name: "broken", url: server.url("/images/broken.pgm"))
-        let missing = ImageID(name: "missing", url: server.url("/images/missing.pgm"))
+        let broken = ImageID(name: "broken", url: origin.url("/images/broken.pgm"))
+        let missing = ImageID(name: "missing", url: origin.url("/images/missing.pgm"))
         for (attempt, id) in [broken, broken, missing].enumerated() {
-            let before = server.totalHits
+            let before = origin.totalHits
             do {
                 _ = try await images.value(for: id)
             } catch {
-                let hits = server.totalHits - before
+                let hits = origin.totalHits - before
                 print("  \(attempt + 1). \(id): \(error.code) after \(hits) network request: \(error.message)")
             }
         }
-        let downloads = ids.map { server.hits($0.url.path) }.reduce(0, +)
+        let downloads = ids.map { origin.hits($0.url.path) }.reduce(0, +)
         print("\nIn all: \(burst * 3) requests for the \(imageCount) images made \(downloads) downloads.")
     }
 
     /// The chain of the seed's example, innermost first.
     private func makeImageProvider(
-        client: HTTPClient,
+        transport: some HTTPTransport,
         disk: DiskStorage
     ) -> some AsyncProvider<ImageID, Image> {
-        HTTPSource(client: client, timeout: .seconds(5), maximumBodyByteCount: 1024 * 1024)
+        HTTPSource(transport: transport, timeout: .seconds(5), maximumBodyByteCount: 1024 * 1024)
             .mapID { (id: ImageID) in id.url }
             // Validate before caching: bytes that do not decode are never stored.
             .mapValue { data, _ in (data: data, image: try Image(pgm: data)) }
@@ -149,9 +143,9 @@ struct ImageDemo {
         _ title: String,
         over ids: [ImageID],
         _ images: some AsyncProvider<ImageID, Image>,
-        server: LocalHTTPServer
+        origin: ImageOrigin
     ) async throws {
-        let before = server.totalHits
+        let before = origin.totalHits
         let clock = ContinuousClock()
         let start = clock.now
         let pixels = try await withThrowingTaskGroup(of: Int.self) { group in
@@ -162,7 +156,7 @@ struct ImageDemo {
             return try await group.reduce(0, +)
         }
         let elapsed = clock.now - start
-        let hits = server.totalHits - before
+        let hits = origin.totalHits - before
         print("\n\(title)")
         print(
             "  \(burst) concurrent requests for \(ids.count) images: \(hits) reached the network "
@@ -170,29 +164,63 @@ struct ImageDemo {
         )
     }
 
-    private func startServer() async throws -> LocalHTTPServer {
-        let latency = latency
-        let images = (0..<imageCount).map { Image.pgm(width: 64, height: 64, seed: $0) }
-        return try await LocalHTTPServer.start { request in
-            guard request.path.hasPrefix("/images/") else { return .status(404) }
-            let name = request.path.dropFirst("/images/".count)
-            // A slow network; cancelled if the demo stops the server first.
-            try? await Task.sleep(for: latency)
-            if name == "broken.pgm" {
-                return .respond(status: 200, headers: [], body: Array("P5\n64 64\n255\ntruncated".utf8))
-            }
-            guard name.hasPrefix("photo-"), name.hasSuffix(".pgm"),
-                let index = Int(name.dropFirst("photo-".count).dropLast(".pgm".count)), images.indices.contains(index)
-            else {
-                return .status(404)
-            }
-            return .respond(status: 200, headers: [("Content-Type", "image/x-portable-graymap")], body: images[index])
-        }
-    }
-
     private func format(_ duration: Duration) -> String {
         let milliseconds =
             Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
         return String(format: "%.0f ms", milliseconds)
+    }
+}
+
+/// An image origin answering in this process: `/images/photo-N.pgm` for each image, a truncated
+/// image at `/images/broken.pgm`, 404 for anything else, each answer after `latency`. Counts the
+/// requests per path. Any task may use it.
+final class ImageOrigin: HTTPTransport {
+    let host = "images.strata.invalid"
+    private let images: [[UInt8]]
+    private let latency: Duration
+    private let counts = LockedState<[String: Int]>([:])
+
+    init(images: [[UInt8]], latency: Duration) {
+        self.images = images
+        self.latency = latency
+    }
+
+    /// The URL of `path` at this origin.
+    func url(_ path: String) -> URL {
+        URL(string: "https://\(host)\(path)")!
+    }
+
+    /// Requests for `path` so far.
+    func hits(_ path: String) -> Int {
+        counts.withLock { $0[path, default: 0] }
+    }
+
+    /// Requests for any path so far.
+    var totalHits: Int {
+        counts.withLock { $0.values.reduce(0, +) }
+    }
+
+    func send(_ request: HTTPRequest, limits: HTTPTransportLimits) async throws -> HTTPTransportResponse {
+        let path = request.path ?? "/"
+        counts.withLock { $0[path, default: 0] += 1 }
+        // A slow network; the sleep throws if the request is cancelled.
+        try await Task.sleep(for: latency)
+        guard path.hasPrefix("/images/") else { return Self.response(.notFound) }
+        let name = path.dropFirst("/images/".count)
+        if name == "broken.pgm" {
+            return Self.response(.ok, body: Array("P5\n64 64\n255\ntruncated".utf8))
+        }
+        guard name.hasPrefix("photo-"), name.hasSuffix(".pgm"),
+            let index = Int(name.dropFirst("photo-".count).dropLast(".pgm".count)), images.indices.contains(index)
+        else {
+            return Self.response(.notFound)
+        }
+        return Self.response(.ok, body: images[index])
+    }
+
+    private static func response(_ status: HTTPResponse.Status, body: [UInt8] = []) -> HTTPTransportResponse {
+        var head = HTTPResponse(status: status)
+        if status == .ok { head.headerFields[.contentType] = "image/x-portable-graymap" }
+        return HTTPTransportResponse(head: head, body: Data(body))
     }
 }

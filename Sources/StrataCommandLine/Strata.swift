@@ -9,10 +9,19 @@ struct StrataCommand: AsyncParsableCommand {
         commandName: "strata",
         abstract: "Store and cache values: the Strata command-line tool.",
         version: StrataCommand.version,
-        subcommands: [
+        subcommands: subcommands
+    )
+
+    /// The commands; `debug-shared-cache` needs PostgreSQL, so only a build with the Postgres
+    /// trait has it.
+    private static var subcommands: [any ParsableCommand.Type] {
+        var commands: [any ParsableCommand.Type] = [
             Demo.self, ListCommand.self, GetCommand.self, SetCommand.self, RemoveCommand.self, StatsCommand.self,
             VerifyCommand.self, TrimCommand.self, ObjectsCommand.self, DebugWriterCommand.self,
-            DebugSharedCacheCommand.self,
         ]
-    )
+        #if Postgres
+        commands.append(DebugSharedCacheCommand.self)
+        #endif
+        return commands
+    }
 }

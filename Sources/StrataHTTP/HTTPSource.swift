@@ -68,6 +68,24 @@ public struct HTTPSource: AsyncProvider {
         self.name = name
     }
 
+    /// Throws `invalidKey` unless `url` is an absolute `http` or `https` URL with a host: the
+    /// request types trap on a URL without a scheme, and a cache keyed by URLs a user supplies
+    /// (`example.com/a.png`, `//host/a`) must refuse them, not stop the process.
+    static func checkFetchable(_ url: URL, storage: String) throws(StorageError) {
+        let absolute = url.absoluteURL
+        guard let scheme = absolute.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw StorageError(
+                .invalidKey,
+                key: url,
+                storage: storage,
+                message: "not an http or https URL (\(url.scheme.map { "scheme \($0)" } ?? "no scheme"))"
+            )
+        }
+        guard let host = absolute.host, !host.isEmpty else {
+            throw StorageError(.invalidKey, key: url, storage: storage, message: "the URL has no host")
+        }
+    }
+
     /// How long past the limit the source waits for a transport that keeps the limit itself.
     static let lateTransportGrace = Duration.milliseconds(500)
 
@@ -81,6 +99,7 @@ public struct HTTPSource: AsyncProvider {
     /// Makes one GET request with `conditions` added to ``headers`` and returns a 2xx response
     /// with its body, or a 304 (only when `conditions` is not empty) without one.
     func response(for url: URL, conditions: HTTPFields) async throws(StorageError) -> HTTPSourceResponse {
+        try Self.checkFetchable(url, storage: name)
         var fields = headers
         fields.append(contentsOf: conditions)
         let request = HTTPRequest(method: .get, url: url, headerFields: fields)

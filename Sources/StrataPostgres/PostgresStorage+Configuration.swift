@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import NIOCore
 import NIOSSL
@@ -7,13 +8,45 @@ public import Strata
 extension PostgresStorage {
     // MARK: Configuration
 
+    /// Whether `name` can name a table unquoted: lowercase letters, digits and underscores, at
+    /// most 48 bytes, starting with a letter or underscore, and not a word PostgreSQL reserves
+    /// (`user`, `order`: they would fail later with a syntax error).
     package static func isValidTableName(_ name: String) -> Bool {
-        guard let first = name.utf8.first, name.utf8.count <= 48 else { return false }
+        guard let first = name.utf8.first, name.utf8.count <= 48, !reservedWords.contains(name) else { return false }
         let isLetter = { (byte: UInt8) in
             (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || byte == UInt8(ascii: "_")
         }
         return isLetter(first)
             && name.utf8.allSatisfy { isLetter($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+    }
+
+    /// What a table name cannot be: PostgreSQL 15's reserved key words, those reserved outright
+    /// and those that can name only a function or type (Appendix C of its documentation).
+    package static let reservedWords: Set<String> = [
+        "all", "analyse", "analyze", "and", "any", "array", "as", "asc", "asymmetric", "authorization", "binary",
+        "both", "case", "cast", "check", "collate", "collation", "column", "concurrently", "constraint", "create",
+        "cross", "current_catalog", "current_date", "current_role", "current_schema", "current_time",
+        "current_timestamp", "current_user", "default", "deferrable", "desc", "distinct", "do", "else", "end",
+        "except", "false", "fetch", "for", "foreign", "freeze", "from", "full", "grant", "group", "having", "ilike",
+        "in", "initially", "inner", "intersect", "into", "is", "isnull", "join", "lateral", "leading", "left", "like",
+        "limit", "localtime", "localtimestamp", "natural", "not", "notnull", "null", "offset", "on", "only", "or",
+        "order", "outer", "overlaps", "placing", "primary", "references", "returning", "right", "select",
+        "session_user", "similar", "some", "symmetric", "system_user", "table", "tablesample", "then", "to",
+        "trailing", "true", "union", "unique", "user", "using", "variadic", "verbose", "when", "where", "window",
+        "with",
+    ]
+
+    /// `url` with its password, if it has one, replaced by `***`: what an error or a log may say
+    /// of a server's URL. Works on text that is not a valid URL too (the user and password are
+    /// what lies between `://` and the last `@` before the path).
+    public static func redacted(_ url: String) -> String {
+        guard let schemeEnd = url.range(of: "://") else { return url }
+        let authorityEnd = url[schemeEnd.upperBound...].firstIndex(where: { "/?#".contains($0) }) ?? url.endIndex
+        let authority = url[schemeEnd.upperBound..<authorityEnd]
+        guard let at = authority.lastIndex(of: "@"),
+            let colon = authority[..<at].firstIndex(of: ":")
+        else { return url }
+        return String(url[..<url.index(after: colon)]) + "***" + String(url[at...])
     }
 
     /// Parses a `postgres://` URL into a client configuration.
@@ -24,17 +57,17 @@ extension PostgresStorage {
         guard let components = URLComponents(string: url),
             components.scheme == "postgres" || components.scheme == "postgresql"
         else {
-            throw invalid("'\(url)' is not a postgres:// URL")
+            throw invalid("'\(redacted(url))' is not a postgres:// URL")
         }
         guard let host = components.host, !host.isEmpty else {
-            throw invalid("'\(url)' names no host")
+            throw invalid("'\(redacted(url))' names no host")
         }
         let database = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
         let mode = components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? "disable"
         let rootCertificate = components.queryItems?.first(where: { $0.name == "sslrootcert" })?.value
         guard let security = TransportSecurity(mode: mode, rootCertificate: rootCertificate) else {
             throw invalid(
-                "unknown sslmode '\(mode)' in '\(url)' (use disable, allow, prefer, require, verify-ca or verify-full)"
+                "unknown sslmode '\(mode)' in '\(redacted(url))' (use disable, allow, prefer, require, verify-ca or verify-full)"
             )
         }
         let tls: PostgresClient.Configuration.TLS
@@ -87,3 +120,4 @@ extension PostgresStorage {
         }
     }
 }
+#endif

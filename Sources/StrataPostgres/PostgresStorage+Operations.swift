@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import NIOCore
 package import PostgresNIO
@@ -115,3 +116,4 @@ extension PostgresStorage {
         return StorageError.wrapping(error, as: .io, key: key, storage: name, message: action)
     }
 }
+#endif

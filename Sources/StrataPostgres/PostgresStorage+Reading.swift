@@ -1,3 +1,4 @@
+#if Postgres
 public import Foundation
 import Logging
 import NIOCore
@@ -160,3 +161,4 @@ extension PostgresStorage {
         return Lifetime(expiry: expiry ?? .infinity, now: now)
     }
 }
+#endif

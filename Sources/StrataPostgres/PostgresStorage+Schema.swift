@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import Logging
 import NIOCore
@@ -93,3 +94,4 @@ extension PostgresStorage {
         }
     }
 }
+#endif

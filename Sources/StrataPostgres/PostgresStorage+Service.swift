@@ -1,3 +1,4 @@
+#if Postgres
 public import ServiceLifecycle
 
 extension PostgresStorage: Service {
@@ -26,3 +27,4 @@ extension SharedCache: Service {
         await close()
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 public import Foundation
 import Logging
 import NIOCore
@@ -159,3 +160,4 @@ enum UpdateStep: Sendable {
 struct UpdateBodyFailed: Error {
     var error: any Error
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 public import Foundation
 import Logging
 import NIOCore
@@ -208,3 +209,4 @@ extension PostgresStorage {
         return removed
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 package import Foundation
 package import Logging
 import NIOCore
@@ -120,7 +121,7 @@ public final class PostgresStorage: Sendable {
                 .invalidConfiguration,
                 storage: "PostgresStorage",
                 message:
-                    "the table name '\(options.table)' is not lowercase letters, digits and underscores (at most 48)"
+                    "the table name '\(options.table)' is not lowercase letters, digits and underscores (at most 48), or is a word PostgreSQL reserves"
             )
         }
         if let error = StorageError.checkingLimits(
@@ -299,3 +300,4 @@ public final class PostgresStorage: Sendable {
 }
 
 extension PostgresStorage: UpdatableStorage, LifetimeStorage, EnumerableStorage, ClearableStorage, ExpiringStorage {}
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 public import Foundation
 public import Logging
 public import Strata
@@ -70,3 +71,4 @@ extension PostgresStorage {
     @available(*, deprecated, renamed: "StorageStatistics")
     public typealias Statistics = StorageStatistics
 }
+#endif

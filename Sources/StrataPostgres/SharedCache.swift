@@ -1,3 +1,4 @@
+#if Postgres
 public import Foundation
 import PostgresNIO
 public import Strata
@@ -317,3 +318,4 @@ extension PostgresStorage {
         try await SharedCache(memory: memory, storage: self, onInvalidation: onInvalidation)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 public import Foundation
 import Logging
 import NIOCore
@@ -66,7 +67,7 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
             throw StorageError(
                 .invalidConfiguration,
                 storage: "PostgresObjectBackend",
-                message: "the table name '\(table)' is not lowercase letters, digits and underscores (at most 48)"
+                message: "the table name '\(table)' is not lowercase letters, digits and underscores (at most 48), or is a word PostgreSQL reserves"
             )
         }
         try ObjectIndex.checkNamesAreUnique(indexes, storage: "PostgresObjectBackend")
@@ -699,3 +700,4 @@ private struct JSONIndexValue: Encodable {
         }
     }
 }
+#endif

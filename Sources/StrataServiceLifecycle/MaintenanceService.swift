@@ -1,3 +1,4 @@
+#if ServiceLifecycle
 public import ServiceLifecycle
 public import Strata
 
@@ -63,3 +64,4 @@ public struct MaintenanceService<Base: ExpiringStorage>: Service {
         }
     }
 }
+#endif

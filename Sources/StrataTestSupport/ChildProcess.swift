@@ -73,7 +73,13 @@ package final class ChildProcess: Sendable {
         standardError: Stream = .inherit
     ) throws(ChildProcessError) {
         guard let path = arguments.first else { throw ChildProcessError(description: "no program to run") }
+        // Darwin declares the file actions and attributes as `void *` typedefs, imported as
+        // optional raw pointers that `_init` allocates; glibc and musl as structs.
+        #if canImport(Darwin)
+        var actions: posix_spawn_file_actions_t? = nil
+        #else
         var actions = posix_spawn_file_actions_t()
+        #endif
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         var parentEnds: [Int32] = []
@@ -122,7 +128,11 @@ package final class ChildProcess: Sendable {
                 posix_spawn_file_actions_adddup2(&actions, theirs, target)
             }
         }
+        #if canImport(Darwin)
+        var attributes: posix_spawnattr_t? = nil
+        #else
         var attributes = posix_spawnattr_t()
+        #endif
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
         #if canImport(Darwin)
@@ -142,7 +152,11 @@ package final class ChildProcess: Sendable {
         var child: pid_t = 0
         let arguments = arguments.map { strdup($0) } + [nil]
         defer { for argument in arguments { free(argument) } }
-        let result = posix_spawn(&child, path, &actions, &attributes, arguments, environ)
+        // This process's environment, built from Foundation's copy: Darwin's headers do not
+        // declare `environ` to Swift (only `_NSGetEnviron()`), glibc's and musl's do.
+        let environment = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for variable in environment { free(variable) } }
+        let result = posix_spawn(&child, path, &actions, &attributes, arguments, environment)
         guard result == 0 else {
             for descriptor in parentEnds { close(descriptor) }
             throw ChildProcessError(description: "cannot start \(path): \(String(cString: strerror(result)))")

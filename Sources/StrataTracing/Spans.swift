@@ -1,3 +1,4 @@
+#if Tracing
 import Strata
 import Tracing
 
@@ -57,3 +58,4 @@ func tracedName(of type: Any.Type) -> String {
     let name = String(describing: type)
     return name.firstIndex(of: "<").map { String(name[..<$0]) } ?? name
 }
+#endif

@@ -1,3 +1,4 @@
+#if Tracing
 public import Strata
 public import Tracing
 
@@ -72,3 +73,4 @@ extension AsyncProvider {
         TracedProvider(self, name: name ?? tracedName(of: Self.self), tracer: tracer)
     }
 }
+#endif

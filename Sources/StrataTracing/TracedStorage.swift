@@ -1,3 +1,4 @@
+#if Tracing
 public import Strata
 public import Tracing
 
@@ -201,3 +202,4 @@ extension KeyValueStorage {
         TracedStorage(self, name: name ?? tracedName(of: Self.self), tracer: tracer)
     }
 }
+#endif

@@ -1,4 +1,4 @@
-import Dispatch
+package import Dispatch
 
 /// Races an operation against a deadline: the one place Strata gives up waiting.
 ///
@@ -104,6 +104,24 @@ package enum Deadline {
     /// (one `finish`, which resumes a continuation) runs as soon as the timer is due.
     private static let timers = DispatchQueue(label: "strata.deadlines")
 
+    /// `limit` in whole nanoseconds, 0 for a negative limit and `UInt64.max` for one too long to
+    /// count. Never through `Int`: on 32-bit platforms (arm64_32 watchOS) `Int` ends at about 2.1 s.
+    package static func nanoseconds(in limit: Duration) -> UInt64 {
+        let (seconds, attoseconds) = limit.components
+        guard seconds >= 0, limit > .zero else { return 0 }
+        let (whole, overflow) = UInt64(seconds).multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return .max }
+        let (total, overflowAgain) = whole.addingReportingOverflow(UInt64(attoseconds / 1_000_000_000))
+        return overflowAgain ? .max : total
+    }
+
+    /// The Dispatch time `limit` after `now`: `.distantFuture` when it would not fit.
+    package static func dispatchTime(after limit: Duration, from now: DispatchTime) -> DispatchTime {
+        let (uptime, overflow) = now.uptimeNanoseconds.addingReportingOverflow(nanoseconds(in: limit))
+        // DispatchTime treats UInt64.max as "forever"; anything at or past it is the same.
+        return overflow || uptime == .max ? .distantFuture : DispatchTime(uptimeNanoseconds: uptime)
+    }
+
     /// One deadline's Dispatch timer, cancelled as soon as the race is decided.
     private final class Timer: Sendable {
         // Safe: the source is only scheduled and resumed in `init`; `cancel()` is thread-safe.
@@ -111,13 +129,8 @@ package enum Deadline {
 
         init(after limit: Duration, fire: @escaping @Sendable () -> Void) {
             source = DispatchSource.makeTimerSource(queue: Deadline.timers)
-            let (seconds, attoseconds) = limit.components
-            let nanoseconds = max(0, seconds) &* 1_000_000_000 &+ max(0, attoseconds / 1_000_000_000)
             source.setEventHandler(handler: fire)
-            source.schedule(
-                deadline: .now() + .nanoseconds(Int(clamping: nanoseconds)),
-                leeway: .milliseconds(1)
-            )
+            source.schedule(deadline: Deadline.dispatchTime(after: limit, from: .now()), leeway: .milliseconds(1))
             source.resume()
         }
 

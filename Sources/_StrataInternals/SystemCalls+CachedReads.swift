@@ -71,6 +71,18 @@ extension SystemCalls {
         return read
     }
 
+    /// Whether this platform has the calls that read without waiting for the disk: Linux has
+    /// them (openat2 with `RESOLVE_CACHED` from 5.12, preadv2 with `RWF_NOWAIT`); Darwin has
+    /// neither, so every read there goes to the I/O threads. A kernel too old for them is found
+    /// out at the first call instead.
+    package static var platformReadsInPlace: Bool {
+        #if os(Linux)
+        true
+        #else
+        false
+        #endif
+    }
+
     /// Whether this kernel and file system answer ``readFileIfCached(_:limit:)``; cleared at the
     /// first sign that they do not, so a platform without it pays one failed call.
     private static let cachedReadsWork = Atomic<Bool>(true)

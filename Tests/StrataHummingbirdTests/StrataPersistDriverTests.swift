@@ -1,4 +1,4 @@
-#if Hummingbird
+#if Hummingbird && Postgres
 import Foundation
 import Hummingbird
 import HummingbirdTesting

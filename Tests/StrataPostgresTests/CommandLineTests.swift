@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import Strata
 import StrataPostgres
@@ -139,3 +140,4 @@ import Testing
         )
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import Strata
 import StrataPostgres
@@ -124,3 +125,4 @@ import Testing
         #expect(both?.contains("not both") == true)
     }
 }
+#endif

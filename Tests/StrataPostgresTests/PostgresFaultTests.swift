@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import Strata
 import StrataPostgres
@@ -102,3 +103,4 @@ extension PostgresFaultTests {
         #expect(took < options.operationTimeout + .seconds(1), "the 1-second limit reported after \(took)")
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import Strata
 import StrataPostgres
@@ -96,3 +97,4 @@ import Testing
         await PostgresTestServer.dispose(storage)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import CoreMetrics
 import Foundation
 import MetricsTestKit
@@ -43,3 +44,4 @@ import Testing
         await PostgresTestServer.dispose(storage)
     }
 }
+#endif

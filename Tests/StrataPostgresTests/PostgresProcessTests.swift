@@ -1,3 +1,4 @@
+#if Postgres
 import Dispatch
 import Foundation
 import Strata
@@ -78,3 +79,4 @@ import Testing
         await PostgresTestServer.dispose(storage)
     }
 }
+#endif

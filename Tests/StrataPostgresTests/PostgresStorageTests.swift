@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import Strata
 import StrataPostgres
@@ -257,13 +258,44 @@ import Testing
         #expect(error?.code == .invalidConfiguration)
     }
 
-    @Test(arguments: ["", "Values", "x; DROP TABLE y", "1abc", String(repeating: "a", count: 49)])
+    @Test(arguments: [
+        "", "Values", "x; DROP TABLE y", "1abc", String(repeating: "a", count: 49), "user", "order", "table", "select",
+    ])
     func unusableTableNamesAreRejected(table: String) async {
         let error = await #expect(throws: StorageError.self) {
             try await PostgresStorage(url: "postgres://postgres@127.0.0.1:1/strata", options: .init(table: table))
         }
 
         #expect(error?.code == .invalidConfiguration)
+        #expect(error?.message.contains("'\(table)'") == true)
+    }
+
+    @Test(arguments: ["users", "orders", "user_sessions", "_order"])
+    func wordsThatOnlyContainAReservedWordAreTableNames(table: String) {
+        #expect(PostgresStorage.isValidTableName(table))
+    }
+
+    @Test(arguments: [
+        "postgres://u:secret@db/x?sslmode=requir", "http://u:secret@db/x", "postgres://u:secret@/x",
+        "postgresql://u:p%40ss:secret@db:5432/x?sslmode=nope",
+    ])
+    func aConfigurationErrorNeverShowsThePassword(url: String) async {
+        let error = await #expect(throws: StorageError.self) {
+            try await PostgresStorage(url: url)
+        }
+
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.description.contains("secret") == false)
+        #expect(error?.description.contains("***") == true)
+    }
+
+    @Test func aRedactedURLKeepsEverythingButThePassword() {
+        #expect(
+            PostgresStorage.redacted("postgres://app:hunter2@db.internal:5432/shop?sslmode=require")
+                == "postgres://app:***@db.internal:5432/shop?sslmode=require"
+        )
+        #expect(PostgresStorage.redacted("postgres://app@db/shop") == "postgres://app@db/shop")
+        #expect(PostgresStorage.redacted("not a url") == "not a url")
     }
 
     @Test func aServerErrorKeepsTheServersMessage() async throws {
@@ -292,3 +324,4 @@ final class OpenedStorages: Sendable {
         storages.withLock { $0 }
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import Logging
 import PostgresNIO
@@ -86,3 +87,4 @@ import Testing
         #expect(PostgresStorage.TransportSecurity(mode: "verify", rootCertificate: nil) == nil)
     }
 }
+#endif

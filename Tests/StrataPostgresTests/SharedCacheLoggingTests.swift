@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import Logging
 import PostgresNIO
@@ -59,3 +60,4 @@ import Testing
         await PostgresTestServer.dispose(storage)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import PostgresNIO
 import Strata
@@ -66,3 +67,4 @@ import Testing
 private final class LeaseCount: Sendable {
     let count = Atomic(0)
 }
+#endif

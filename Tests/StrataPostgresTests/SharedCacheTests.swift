@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import Strata
 import StrataPostgres
@@ -220,3 +221,4 @@ import Testing
         await PostgresTestServer.dispose(storage)
     }
 }
+#endif

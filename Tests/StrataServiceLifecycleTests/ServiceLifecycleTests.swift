@@ -1,3 +1,4 @@
+#if ServiceLifecycle && Postgres
 import Foundation
 import Logging
 import PostgresNIO
@@ -283,3 +284,4 @@ final class LockedKeys: Sendable {
     func append(_ key: String) { keys.withLock { $0.append(key) } }
     var all: [String] { keys.withLock { $0 } }
 }
+#endif

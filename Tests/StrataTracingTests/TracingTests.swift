@@ -1,3 +1,4 @@
+#if Tracing
 import Foundation
 import InMemoryTracing
 import Strata
@@ -190,3 +191,4 @@ final class Calls: Sendable {
     func increment() { value.withLock { $0 += 1 } }
     var count: Int { value.withLock { $0 } }
 }
+#endif

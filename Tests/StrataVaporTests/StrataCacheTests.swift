@@ -1,4 +1,4 @@
-#if Vapor
+#if Vapor && Postgres
 import Foundation
 import NIOCore
 import Strata

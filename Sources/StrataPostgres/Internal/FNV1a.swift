@@ -1,3 +1,4 @@
+#if Postgres
 /// The 64-bit FNV-1a hash: the same in every process and every release, so it can name things
 /// that outlive a process (an index's name in the schema, an advisory lock's id that servers of
 /// two releases take during a rolling deploy). Changing it renames indexes and splits locks.
@@ -9,3 +10,4 @@ package enum FNV1a {
         return hash
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if Postgres
 import Synchronization
 
 /// A boolean that any task may set and read.
@@ -14,3 +15,4 @@ final class Flag: Sendable {
         state.load(ordering: .acquiring)
     }
 }
+#endif

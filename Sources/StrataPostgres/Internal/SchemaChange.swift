@@ -1,3 +1,4 @@
+#if Postgres
 import Logging
 package import PostgresNIO
 
@@ -16,3 +17,4 @@ extension PostgresConnection {
         }
     }
 }
+#endif

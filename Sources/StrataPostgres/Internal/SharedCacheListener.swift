@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import PostgresNIO
 import Strata
@@ -157,3 +158,4 @@ final class SharedCacheListener: Sendable {
     }
 
 }
+#endif

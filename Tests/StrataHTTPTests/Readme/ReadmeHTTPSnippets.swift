@@ -4,7 +4,9 @@ import Strata
 import StrataHTTP
 
 // The README's HTTP block, between `// README: name` and `// README end`; StrataTests'
-// ReadmeTests checks that the README shows exactly these lines. Compiled, not run: it downloads.
+// ReadmeTests checks that the README shows exactly these lines. The private cache below is an
+// example of the "Getting started in an app" article, copied there by hand. Compiled, not run:
+// they download.
 
 /// The README's image example: an ID that knows its URL and a file name.
 struct ImageID: Hashable, Sendable {
@@ -33,9 +35,7 @@ func readmeProviderChain(folder: URL, id: ImageID) async throws {
 }
 
 func readmePrivateCache(records: some Storage<URL, HTTPCacheRecord>, token: String) -> some AsyncProvider<URL, Data> {
-    // README: http-private-cache
     let mine = HTTPSource(headers: [.authorization: "Bearer \(token)"])
         .cache(in: records, policy: HTTPCachePolicy(sharing: .private, staleIfError: .seconds(86_400)))
-    // README end
     return mine
 }

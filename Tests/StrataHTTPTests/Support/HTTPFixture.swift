@@ -28,7 +28,7 @@ struct HTTPFixture {
     static func run<Result>(
         routes: [String: Route],
         configuration: HTTPClient.Configuration = .testing,
-        transport kind: TransportKind = .asyncHTTPClient,
+        transport kind: TransportKind = .default,
         _ body: (HTTPFixture) async throws -> Result
     ) async throws -> Result {
         let server = try await LocalHTTPServer.start { request in
@@ -38,7 +38,9 @@ struct HTTPFixture {
         let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
         let transport: any HTTPTransport =
             switch kind {
+            #if AsyncHTTPClient
             case .asyncHTTPClient: AsyncHTTPClientTransport(client: client)
+            #endif
             case .urlSession: URLSessionTransport()
             }
         let fixture = HTTPFixture(server: server, client: client, transport: transport)
@@ -70,10 +72,22 @@ struct HTTPFixture {
     }
 }
 
-/// The transports that come with the package, each run through the same tests.
+/// The transports that come with the package, each run through the same tests: URLSession's
+/// always, AsyncHTTPClient's with its trait.
 enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertible {
+    #if AsyncHTTPClient
     case asyncHTTPClient
+    #endif
     case urlSession
+
+    /// The server's transport where it is built, else URLSession's.
+    static var `default`: TransportKind {
+        #if AsyncHTTPClient
+        .asyncHTTPClient
+        #else
+        .urlSession
+        #endif
+    }
 
     var description: String { rawValue }
 }

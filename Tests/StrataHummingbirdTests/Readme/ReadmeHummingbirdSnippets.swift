@@ -1,4 +1,4 @@
-#if Hummingbird
+#if Hummingbird && Postgres
 import Foundation
 import Hummingbird
 import PostgresNIO
@@ -7,13 +7,12 @@ import StrataHummingbird
 import StrataPostgres
 import StrataServiceLifecycle
 
-// The README's Hummingbird blocks, between `// README: name` and `// README end`; StrataTests'
-// ReadmeTests checks that the README shows exactly these lines. Compiled, not run: they name a
+// The Hummingbird example of the "Getting started on a server" article (Strata.docc), copied
+// there by hand; compiled here so it keeps up with the API. Compiled, not run: it names a
 // server that does not exist here (StrataPersistDriverTests and ServiceLifecycleTests run the
 // same calls).
 
 func readmeHummingbird(url: String) async throws {
-    // README: hummingbird
     let client = PostgresClient(configuration: try PostgresStorage.configuration(from: url))
     let sessions = try PostgresStorage(client: client, options: .init(table: "sessions"))
     let persist = StrataPersistDriver(sessions)
@@ -34,6 +33,5 @@ func readmeHummingbird(url: String) async throws {
         services: [client, sessions, MaintenanceService(sessions, every: .seconds(60))]
     )
     try await app.runService()
-    // README end
 }
 #endif

@@ -3,11 +3,10 @@ import Strata
 import StrataObjects
 import Testing
 
-// The README's object store blocks, between `// README: name` and `// README end`; StrataTests'
-// ReadmeTests checks that the README shows exactly these lines, and the test below runs them.
+// The object store examples of the "Getting started in an app" article (Strata.docc), copied
+// there by hand; compiled here so they keep up with the API, and the test below runs them.
 
 enum ReadmeObjects {
-    // README: objects-types
     struct User: Codable, Identifiable, Sendable {
         var id = UUID()
         var name: String
@@ -20,18 +19,14 @@ enum ReadmeObjects {
         var replyTo: Reference<Message>?
         var tags: [String] = []
     }
-    // README end
 
-    // README: objects-stored
     final class Session {
         static let storage = MemoryStorage<String, Data>()  // or a DiskStorage
         @Stored("current-user", in: Session.storage) var user: User? = nil  // saved on each set; nil removes it
     }
-    // README end
 
     static func run(in folder: URL) async throws {
         let photo = Data([0xFF, 0xD8, 0xFF])
-        // README: objects
         let users = try ObjectStore<User>(url: folder.appendingPathComponent("users"))
         let messages = try ObjectStore<Message>(url: folder.appendingPathComponent("messages"))
         let dax = User(name: "Dax")
@@ -47,10 +42,8 @@ enum ReadmeObjects {
 
         // Binary attachments live beside the object and go with it.
         try await messages.setAttachment(photo, named: "photo.jpg", forObjectWithID: greeting.id)
-        // README end
         #expect(author?.name == "Dax")
 
-        // README: objects-query
         let urgent = try await messages.objects(
             matching: #Predicate { $0.tags.contains("urgent") && $0.replyTo == nil },
             sortedBy: [SortDescriptor(\.content)],
@@ -58,12 +51,10 @@ enum ReadmeObjects {
         )
         let untagged = try await messages.count(matching: #Predicate { $0.tags.isEmpty })
         let fast = try await messages.objects(where: { $0.content.hasPrefix("Good") })  // a compiled closure
-        // README end
         #expect(urgent.map(\.content) == ["Good morning~!"])
         #expect(untagged == 0)
         #expect(fast.count == 1)
 
-        // README: objects-archive
         let archive = try ObjectArchive<User>(
             url: folder.appendingPathComponent("archive"),
             maximumMemoryByteCount: 10 << 10,
@@ -74,7 +65,6 @@ enum ReadmeObjects {
         let lastAccess = archive.lastAccessDate(forID: dax.id)  // latestAccessedTime(for:)
         try archive.removeObjects(notAccessedWithin: .seconds(7 * 86_400))  // deleteAllInvalidateArchives
         let mostRecent = try archive.objects(limit: 10)  // accessAll(limitedBy:)
-        // README end
         #expect(same?.name == "Dax")
         #expect(lastAccess != nil)
         #expect(mostRecent.count == 1)

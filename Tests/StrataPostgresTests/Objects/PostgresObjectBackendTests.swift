@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import PostgresNIO
 import Strata
@@ -450,3 +451,4 @@ struct TaggedObject: Codable, Identifiable, Sendable, Hashable {
         }
     }
 }
+#endif

@@ -1,9 +1,11 @@
+#if Postgres
 import Foundation
 import Strata
 import StrataPostgres
 
 // The README's PostgreSQL blocks, between `// README: name` and `// README end`; StrataTests'
-// ReadmeTests checks that the README shows exactly these lines. Compiled, not run: they name
+// ReadmeTests checks that the README shows exactly these lines. The sharding example is the
+// "Getting started on a server" article's, copied there by hand. Compiled, not run: they name
 // servers that do not exist here (PostgresStorageTests and SharedCacheTests run the same calls).
 
 func readmePostgres(data: Data, newConfig: Data, profile: Data) async throws {
@@ -23,9 +25,8 @@ func readmePostgres(data: Data, newConfig: Data, profile: Data) async throws {
     let eu = shared
     let us = try await PostgresStorage(url: "postgres://app@us.internal:5432/app")
     let asia = try await PostgresStorage(url: "postgres://app@asia.internal:5432/app")
-    // README: sharding
     let users = sharded(across: [eu, us, asia])  // ShardedStorage<PostgresStorage>
     try await users.set(profile, forKey: "user:42")  // stored in exactly one of them
-    // README end
     await shared.close()  // stops the pool's task
 }
+#endif

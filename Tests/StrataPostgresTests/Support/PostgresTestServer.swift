@@ -1,3 +1,4 @@
+#if Postgres
 import Foundation
 import PostgresNIO
 import Strata
@@ -49,3 +50,4 @@ enum PostgresTestServer {
         await storage.dropTableForTesting()
     }
 }
+#endif

@@ -4,22 +4,19 @@ import StrataSQLite
 import StrataSQLiteObjects
 import Testing
 
-// The README's indexed SQLite object store blocks, between `// README: name` and `// README end`;
-// StrataTests' ReadmeTests checks that the README shows exactly these lines, and the test below
-// runs them.
+// The indexed SQLite object store examples of the "Getting started in an app" article
+// (Strata.docc), copied there by hand; compiled here so they keep up with the API, and the test
+// below runs them.
 
 enum ReadmeSQLiteObjects {
-    // README: objects-sqlite-types
     struct Todo: Codable, Identifiable, Sendable {
         var id = UUID()
         var title: String
         var priority: Int
     }
-    // README end
 
     static func run(in folder: URL) async throws -> (urgent: [Todo], count: Int) {
         let path = folder.appendingPathComponent("todos.sqlite").path
-        // README: objects-sqlite
         let backend = try SQLiteObjectBackend<Todo>(
             path: path,
             indexes: [.init("priority", \.priority), .init("title", \.title)]  // kept in SQL, by key path
@@ -29,7 +26,6 @@ enum ReadmeSQLiteObjects {
         // Answered by SQL on the index; only the matching objects are read and decoded.
         let urgent = try await todos.objects(indexed: "priority", .greaterThan(2), order: .descending, limit: 10)
         let count = try await todos.count(indexed: "title", .between("A", "S"))
-        // README end
         return (urgent, count)
     }
 }

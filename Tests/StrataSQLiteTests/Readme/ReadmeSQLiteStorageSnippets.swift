@@ -3,8 +3,8 @@ import Strata
 import StrataSQLite
 import Testing
 
-// The README's SQLite block, between `// README: name` and `// README end`; StrataTests'
-// ReadmeTests checks that the README shows exactly these lines, and the test below runs them.
+// The SQLite example of the "Getting started in an app" article (Strata.docc), copied there by
+// hand; compiled here so it keeps up with the API, and the test below runs it.
 
 enum ReadmeSQLite {
     static func run(in folder: URL) throws {
@@ -12,7 +12,6 @@ enum ReadmeSQLite {
         let a = Data("a".utf8)
         let b = Data("b".utf8)
         let path = folder.appendingPathComponent("cache.sqlite").path
-        // README: sqlite
         let store = try SQLiteStorage(
             path: path,
             options: .init(timeToLive: .seconds(3600), maximumByteCount: 50_000_000)
@@ -25,7 +24,6 @@ enum ReadmeSQLite {
             value = Data("\(visits + 1)".utf8)
         }
         print(try store.statistics())  // count, bytes, hits, evictions…
-        // README end
         #expect(found == [a, b, nil])
         #expect(try store.value(forKey: "visits") == Data("1".utf8))
     }

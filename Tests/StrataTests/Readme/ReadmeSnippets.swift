@@ -5,10 +5,11 @@ import StrataTestSupport
 import StrataTesting
 import Testing
 
-// The Swift blocks of README.md, each between `// README: name` and `// README end`: they compile
-// with the test target, so the README cannot drift from the API, and ReadmeTests checks that the
-// README shows exactly these lines. The tour runs as a test; blocks that would touch the user's
-// folders or the network are compiled only.
+// The README's tour, between `// README: tour` and `// README end`: it compiles with the test
+// target, so the README cannot drift from the API, and ReadmeTests checks that the README shows
+// exactly these lines. The other examples are those of the "Getting started" articles
+// (Strata.docc), copied there by hand. The tour runs as a test; examples that would touch the
+// user's folders or the network are compiled only.
 
 @Suite(.onTestThreads) struct ReadmeSnippets {
     @Test func tourRuns() async throws {
@@ -54,13 +55,11 @@ import Testing
     }
 
     @Test func genericCodeTakesAnyStorage() async throws {
-        // README: generic
         func warm(_ cache: some Storage<String, City>, with cities: [String: City]) async throws {
             for (key, city) in cities {
                 try await cache.set(city, forKey: key)
             }
         }
-        // README end
         let cache = MemoryStorage<String, City>()
         try await warm(cache, with: ["kharkiv": .kharkiv])
         #expect(cache.value(forKey: "kharkiv") == .kharkiv)
@@ -69,7 +68,6 @@ import Testing
     @Test func boundedMemoryCache() throws {
         let data = Data(count: 100)
         let banner = Data(count: 10)
-        // README: memory
         let avatars = try MemoryStorage<String, Data>(
             maximumCount: 1_000,  // a scan-resistant, adaptive policy picks what goes
             maximumCost: 50_000_000,  // a Data value costs its byte count by default
@@ -85,14 +83,12 @@ import Testing
         sessions.set("token", forKey: "s1")
         clock.advance(by: .seconds(60))
         print(sessions.value(forKey: "s1") ?? "expired")  // expired
-        // README end
         #expect(avatars.statistics.writes == 2)
         #expect(sessions.value(forKey: "s1") == nil)
     }
 
     @Test func expiry() throws {
         let page = Data("<html></html>".utf8)
-        // README: expiry
         // Sessions that nobody uses for 15 minutes go; each read or write renews them.
         let sessions = try MemoryStorage<String, Data>(expiry: .afterAccess(.seconds(900)))
 
@@ -111,7 +107,6 @@ import Testing
 
         var options = DiskStorage.Options()
         options.expiry = .afterAccess(.seconds(86_400))  // kept in each file's modification time
-        // README end
         #expect(sessions.expiry != nil)
         #expect(options.expiry != nil)
         responses.set(Response(body: page, maxAge: nil), forKey: "/index.html")
@@ -120,7 +115,6 @@ import Testing
 
     /// Compiled, not run: it writes to the user's caches folder.
     func diskStorage(png: Data) async throws {
-        // README: disk
         let cities = try DiskStorage(folder: "cities", in: .caches).json(City.self)
         try await cities.set(.kharkiv, forKey: "kharkiv")
 
@@ -130,20 +124,16 @@ import Testing
         try await thumbnails.set(png, forKey: "https://example.com/a.png")  // the I/O runs off this actor
         let report = try thumbnails.verify()  // checks every checksum, changes nothing
         print(report.isSound)
-        // README end
     }
 
     @Test func atomicUpdates() async throws {
-        // README: update
         let counters = MemoryStorage<String, Int>()
         try counters.update(forKey: "visits") { $0 = ($0 ?? 0) + 1 }
         try await counters.defaulting(to: 0).update(forKey: "visits") { $0 += 1 }  // through any chain
-        // README end
         #expect(counters.value(forKey: "visits") == 2)
     }
 
     @Test func codecsAndTransforms() async throws {
-        // README: codecs
         let bytes = MemoryStorage<String, Data>()
         let cities = bytes.json(City.self)  // Storage<String, City>
         try await cities.set(City(name: "Kharkiv", foundationYear: 1654), forKey: "kharkiv")
@@ -158,7 +148,6 @@ import Testing
             reading: { city in city.name },  // stored → yours
             writing: { name in City(name: name, foundationYear: 0) }  // yours → stored
         )
-        // README end
         #expect(try await keyed.value(forKey: .kharkiv) == City(name: "Kharkiv", foundationYear: 1654))
         #expect(try await names.value(forKey: "kharkiv") == "Kharkiv")
         _ = (notes, settings, plist)
@@ -168,7 +157,6 @@ import Testing
         let remoteCities = MemoryStorage<String, City>()
         let defaults = MemoryStorage<String, String>()
         let auditLog = MemoryStorage<String, City>()
-        // README: layers
         let cache = MemoryStorage<String, City>()
             .combined(with: MemoryStorage<String, City>())  // a second, larger layer
             .combined(with: remoteCities)  // any Storage<String, City>
@@ -177,7 +165,6 @@ import Testing
             .backed(by: defaults.readOnly())  // a read-only back
             .readOnly()  // ReadOnlyStorage: no writes at all
         let audited = cache.pushing(to: auditLog.writeOnly())
-        // README end
         try await audited.set(.kharkiv, forKey: "kharkiv")
         #expect(auditLog.value(forKey: "kharkiv") == .kharkiv)
         #expect(try await bundled.value(forKey: "missing") == nil)
@@ -188,7 +175,6 @@ import Testing
         let names = MemoryStorage<String, String>()
         let ages = MemoryStorage<String, Int>()
         let quotes = MemoryStorage<String, Double>()
-        // README: more-combinators
         let settings = bytes.json([String: String].self).singleKey("settings")
         try await settings.set(["theme": "dark"])
         let current = try await settings.value()
@@ -201,7 +187,6 @@ import Testing
             if error.code == .decodingFailed { return nil }
             throw error
         }
-        // README end
         #expect(current == ["theme": "dark"])
         #expect(ages.value(forKey: "ada") == 36)
         #expect(try await prices.value(forKey: "x") == 0)
@@ -220,7 +205,6 @@ import Testing
         }
         let database = MemoryStorage<String, Int>()
         let catalog = Catalog()
-        // README: bulk
         let prices = MemoryStorage<String, Int>().combined(with: database)
         try await prices.setValues(["apple": 3, "pear": 4])  // or [(key, value)] pairs, in order
         let row = try await prices.values(forKeys: ["apple", "plum", "pear"])  // [3, nil, 4]
@@ -231,7 +215,6 @@ import Testing
             .cache(MemoryStorage<Int, Product>())
             .coordinated()
         let page = try await products.values(for: [7, 12, 40, 0])
-        // README end
         #expect(row == [3, nil, 4])
         #expect(found == ["apple": 3])
         #expect(page.map(\.id) == [7, 12, 40, 0])
@@ -239,16 +222,13 @@ import Testing
     }
 
     @Test func evictionPolicy() throws {
-        // README: policy
         let cache = try MemoryStorage<String, Data>(maximumCount: 10_000, evictionPolicy: .s3FIFO)
-        // README end
         #expect(cache.evictionPolicy == .s3FIFO)
     }
 
     @Test func errors() async throws {
         let cities = MemoryStorage<String, Data>().json(City.self)
         cities.base.set(Data("not json".utf8), forKey: "kharkiv")
-        // README: errors
         do {
             let city = try await cities.value(forKey: "kharkiv")
             print(city?.name ?? "absent")
@@ -259,11 +239,9 @@ import Testing
             default: throw error
             }
         }
-        // README end
     }
 
     @Test func observability() throws {
-        // README: observability
         let logger = Logger(label: "myapp.cache")
         let avatars = try MemoryStorage<String, Data>(
             maximumCost: 50_000_000,
@@ -274,13 +252,11 @@ import Testing
         options.logger = logger  // damaged files dropped, with the reason
         options.metrics = StorageMetrics(prefix: "myapp.thumbnails")
         print(avatars.statistics.hitRatio)  // always kept, metrics or not
-        // README end
         #expect(avatars.statistics.hits == 0)
         #expect(options.metrics?.prefix == "myapp.thumbnails")
     }
 }
 
-// README: testing
 @Test func myStorageBehavesLikeAStorage() async throws {
     let counting = StorageBehaviourSuite<MyStorage>.Counting(value: { $0 }, count: { $0 })
     let suite = StorageBehaviourSuite(keys: ["a", "b", "c"], values: [1, 2, 3], counting: counting) {
@@ -288,9 +264,8 @@ import Testing
     }
     try await suite.run()  // throws one BehaviourViolation listing every broken rule
 }
-// README end
 
-/// The storage of the README's testing example: a dictionary behind a lock.
+/// The storage of the testing example: a dictionary behind a lock.
 final class MyStorage: UpdatableStorage {
     private let values = MemoryStorage<String, Int>()
 

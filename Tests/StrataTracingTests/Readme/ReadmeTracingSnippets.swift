@@ -1,17 +1,17 @@
+#if Tracing
 import Foundation
 import Strata
 import StrataTracing
 
-// The README's tracing block, between `// README: tracing` and `// README end`; StrataTests'
-// ReadmeTests checks that the README shows exactly these lines. TracingTests runs the same calls
-// with an in-memory tracer.
+// The tracing example of the "Getting started on a server" article (Strata.docc), copied there
+// by hand; compiled here so it keeps up with the API. TracingTests runs the same calls with an
+// in-memory tracer.
 
 func readmeTracing(
     memory: MemoryStorage<String, Data>,
     disk: DiskStorage,
     fetch: @escaping @Sendable (String) async throws -> Data
 ) async throws {
-    // README: tracing
     // Spans go to the tracer bootstrapped with InstrumentationSystem.bootstrap(_:).
     let pages = memory.traced(as: "pages.memory").combined(with: disk.traced(as: "pages.disk"))
     let fetched = Provider { (url: String) in try await fetch(url) }
@@ -19,5 +19,5 @@ func readmeTracing(
         .cache(pages)
         .coordinated()
     _ = try await fetched.value(for: "https://example.com/")
-    // README end
 }
+#endif

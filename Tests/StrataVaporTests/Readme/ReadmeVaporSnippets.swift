@@ -1,15 +1,14 @@
-#if Vapor
+#if Vapor && Postgres
 import Foundation
 import Strata
 import StrataVapor
 import Vapor
 
-// The README's Vapor block, between `// README: vapor` and `// README end`; StrataTests'
-// ReadmeTests checks that the README shows exactly these lines. StrataCacheTests runs the same
-// calls through real requests.
+// The Vapor example of the "Getting started on a server" article (Strata.docc), copied there by
+// hand; compiled here so it keeps up with the API. StrataCacheTests runs the same calls through
+// real requests.
 
 func readmeVapor(app: Application, fetchQuote: @escaping @Sendable () async throws -> String) throws {
-    // README: vapor
     app.caches.use(.strata(try MemoryStorage<String, Data>(maximumCount: 10_000, timeToLive: .seconds(300))))
 
     app.get("quote") { request async throws -> String in
@@ -18,6 +17,5 @@ func readmeVapor(app: Application, fetchQuote: @escaping @Sendable () async thro
         try await request.cache.set("quote", to: quote, expiresIn: .minutes(5))
         return quote
     }
-    // README end
 }
 #endif
