@@ -350,18 +350,6 @@ struct StatsCommand: AsyncParsableCommand {
     func run() async throws {
         let opened = try await store.open()
         switch opened {
-#if Postgres
-        case .sqlite, .postgres:
-#else
-        case .sqlite:
-#endif
-            let (place, statistics) = try await opened.statistics()
-            print(place)
-            print("values:        \(statistics.count)")
-            print(
-                "size:          \(formatBytes(statistics.totalCost)) of keys and values (\(statistics.totalCost) bytes)"
-            )
-            printFigures(statistics)
         case .disk(let storage):
             let entries = storage.entries()
             print("folder:        \(storage.url.path)")
@@ -378,6 +366,14 @@ struct StatsCommand: AsyncParsableCommand {
             print("expiring:      \(expiring)")
             print("damaged files: \(storage.statistics.damagedFiles) (run 'strata verify' for details)")
             printFigures(storage.statistics)
+        default:  // a database: SQLite, or PostgreSQL with its trait
+            let (place, statistics) = try await opened.statistics()
+            print(place)
+            print("values:        \(statistics.count)")
+            print(
+                "size:          \(formatBytes(statistics.totalCost)) of keys and values (\(statistics.totalCost) bytes)"
+            )
+            printFigures(statistics)
         }
         await opened.close()
     }

@@ -1,5 +1,6 @@
 #if Postgres
 import Foundation
+import Logging
 import PostgresNIO
 import Strata
 import StrataPostgres
