@@ -32,7 +32,8 @@ let package = Package(
     traits: [
         .trait(
             name: "Postgres",
-            description: "StrataPostgres and StrataPostgresObjects: PostgresStorage, SharedCache and the object backend (postgres-nio)."
+            description:
+                "StrataPostgres and StrataPostgresObjects: PostgresStorage, SharedCache and the object backend (postgres-nio)."
         ),
         .trait(
             name: "AsyncHTTPClient",
@@ -50,7 +51,8 @@ let package = Package(
         .trait(name: "Vapor", description: "StrataVapor: a Vapor Cache over any Strata storage."),
         .trait(
             name: "Server",
-            description: "Every server piece: PostgreSQL, AsyncHTTPClient, service lifecycle, tracing, Hummingbird and Vapor.",
+            description:
+                "Every server piece: PostgreSQL, AsyncHTTPClient, service lifecycle, tracing, Hummingbird and Vapor.",
             enabledTraits: ["Postgres", "AsyncHTTPClient", "ServiceLifecycle", "Tracing", "Hummingbird", "Vapor"]
         ),
         // An app resolves only swift-log, swift-metrics, swift-http-types, GRDB and
@@ -125,7 +127,11 @@ let package = Package(
                 "Strata",
                 "StrataHTTP",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(
+                    name: "AsyncHTTPClient",
+                    package: "async-http-client",
+                    condition: .when(traits: ["AsyncHTTPClient"])
+                ),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
             ]
@@ -160,18 +166,32 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Postgres"])),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Postgres"])),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Postgres"])),
+                .product(
+                    name: "ServiceLifecycle",
+                    package: "swift-service-lifecycle",
+                    condition: .when(traits: ["Postgres"])
+                ),
             ]
         ),
         // Spans for storage operations and provider fetches, through swift-distributed-tracing.
         .target(
             name: "StrataTracing",
-            dependencies: ["Strata", .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"]))]
+            dependencies: [
+                "Strata",
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
+            ]
         ),
         // Storage maintenance as a service of an app's ServiceGroup.
         .target(
             name: "StrataServiceLifecycle",
-            dependencies: ["Strata", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"]))]
+            dependencies: [
+                "Strata",
+                .product(
+                    name: "ServiceLifecycle",
+                    package: "swift-service-lifecycle",
+                    condition: .when(traits: ["ServiceLifecycle"])
+                ),
+            ]
         ),
         // The adapters: with their trait off, an empty module, and their framework is not resolved.
         .target(
@@ -237,11 +257,19 @@ let package = Package(
                 "Strata",
                 "StrataPostgres",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
-                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(
+                    name: "AsyncHTTPClient",
+                    package: "async-http-client",
+                    condition: .when(traits: ["AsyncHTTPClient"])
+                ),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(
+                    name: "NIOConcurrencyHelpers",
+                    package: "swift-nio",
+                    condition: .when(traits: ["AsyncHTTPClient"])
+                ),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
             ],
@@ -319,8 +347,16 @@ let package = Package(
                 "Strata", "StrataPostgres", "StrataServiceLifecycle", "StrataTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"])),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
-                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle", condition: .when(traits: ["ServiceLifecycle"])),
+                .product(
+                    name: "ServiceLifecycle",
+                    package: "swift-service-lifecycle",
+                    condition: .when(traits: ["ServiceLifecycle"])
+                ),
+                .product(
+                    name: "ServiceLifecycleTestKit",
+                    package: "swift-service-lifecycle",
+                    condition: .when(traits: ["ServiceLifecycle"])
+                ),
             ]
         ),
         .testTarget(
@@ -329,7 +365,11 @@ let package = Package(
                 "_StrataInternals",
                 "Strata", "StrataTracing",
                 .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
-                .product(name: "InMemoryTracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
+                .product(
+                    name: "InMemoryTracing",
+                    package: "swift-distributed-tracing",
+                    condition: .when(traits: ["Tracing"])
+                ),
             ]
         ),
         .testTarget(

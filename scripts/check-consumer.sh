@@ -74,7 +74,8 @@ EOF
 cd "$consumer"
 echo "Resolving a consumer of Strata's app products (default traits) in $consumer"
 swift package resolve >/dev/null
-packages=$(swift package show-dependencies --format flatlist | tail -n +2)
+# flatlist prints the whole tree, a package once for each package that depends on it.
+packages=$(swift package show-dependencies --format flatlist | tail -n +2 | sort -u)
 count=$(printf '%s\n' "$packages" | grep -c . || true)
 echo "Resolved $count packages besides Strata:"
 printf '  %s\n' $packages

@@ -1,11 +1,12 @@
 import ArgumentParser
 import Foundation
 import Strata
+import StrataSQLite
+import _StrataInternals
+
 #if Postgres
 import StrataPostgres
 #endif
-import StrataSQLite
-import _StrataInternals
 
 /// A source that takes a while to answer, standing in for a network or a database.
 struct SlowSource: ReadableStorage {
@@ -141,7 +142,10 @@ struct Demo: AsyncParsableCommand {
             }
             let table = "strata_demo_\(UInt32.random(in: 0...UInt32.max))"
             let shared = try await PostgresStorage(url: url, options: .init(table: table))
-            try await runRounds(source: source, layer: "a PostgresStorage (table \(table) at \(PostgresStorage.redacted(url)))") {
+            try await runRounds(
+                source: source,
+                layer: "a PostgresStorage (table \(table) at \(PostgresStorage.redacted(url)))"
+            ) {
                 Layer(
                     storage: shared,
                     hits: { (try? await shared.statistics().hits) ?? 0 },

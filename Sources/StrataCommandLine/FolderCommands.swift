@@ -1,10 +1,11 @@
 import ArgumentParser
 import Foundation
 import Strata
+import StrataSQLite
+
 #if Postgres
 import StrataPostgres
 #endif
-import StrataSQLite
 
 /// Options shared by the commands that work on a disk folder.
 struct FolderOptions: ParsableArguments {
@@ -82,16 +83,16 @@ struct StoreOptions: ParsableArguments {
             }
             return .sqlite(try SQLiteStorage(path: sqlite))
         }
-#if Postgres
+        #if Postgres
         var options = PostgresStorage.Options(table: table)
         options.createsTable = creating
         return .postgres(try await PostgresStorage(url: postgres ?? "", options: options))
-#else
+        #else
         throw CommandFailure(
             description: "this strata was built without PostgreSQL: run it with --traits Postgres "
                 + "(swift run --traits Postgres strata ...)"
         )
-#endif
+        #endif
     }
 }
 
@@ -104,9 +105,9 @@ struct CommandFailure: Error, CustomStringConvertible {
 enum OpenedStore {
     case disk(DiskStorage)
     case sqlite(SQLiteStorage)
-#if Postgres
+    #if Postgres
     case postgres(PostgresStorage)
-#endif
+    #endif
 
     /// Every key with its value's size, sorted by key.
     func sizes() async throws -> [(key: String, size: Int)] {
@@ -117,12 +118,12 @@ enum OpenedStore {
             let keys = try await database.keys()
             let values = try await database.presentValues(forKeys: keys)
             return values.map { ($0.key, $0.value.count) }.sorted { $0.key < $1.key }
-#if Postgres
+        #if Postgres
         case .postgres(let shared):
             let keys = try await shared.keys()
             let values = try await shared.presentValues(forKeys: keys)
             return values.map { ($0.key, $0.value.count) }.sorted { $0.key < $1.key }
-#endif
+        #endif
         }
     }
 
@@ -134,10 +135,10 @@ enum OpenedStore {
             return ("folder:        \(disk.url.path)", disk.statistics)
         case .sqlite(let database):
             return ("sqlite file:   \(database.path)", try await database.statistics())
-#if Postgres
+        #if Postgres
         case .postgres(let shared):
             return ("postgres:      table \(shared.options.table)", try await shared.statistics())
-#endif
+        #endif
         }
     }
 
@@ -145,9 +146,9 @@ enum OpenedStore {
         switch self {
         case .disk(let disk): try await disk.value(forKey: key)
         case .sqlite(let database): try await database.value(forKey: key)
-#if Postgres
+        #if Postgres
         case .postgres(let shared): try await shared.value(forKey: key)
-#endif
+        #endif
         }
     }
 
@@ -155,9 +156,9 @@ enum OpenedStore {
         switch self {
         case .disk(let disk): try await disk.set(value, forKey: key, timeToLive: timeToLive)
         case .sqlite(let database): try await database.set(value, forKey: key, timeToLive: timeToLive)
-#if Postgres
+        #if Postgres
         case .postgres(let shared): try await shared.set(value, forKey: key, timeToLive: timeToLive)
-#endif
+        #endif
         }
     }
 
@@ -165,9 +166,9 @@ enum OpenedStore {
         switch self {
         case .disk(let disk): try await disk.removeValue(forKey: key)
         case .sqlite(let database): try await database.removeValue(forKey: key)
-#if Postgres
+        #if Postgres
         case .postgres(let shared): try await shared.removeValue(forKey: key)
-#endif
+        #endif
         }
     }
 
@@ -176,9 +177,9 @@ enum OpenedStore {
         switch self {
         case .disk: break
         case .sqlite(let database): try? database.close()
-#if Postgres
+        #if Postgres
         case .postgres(let shared): await shared.close()
-#endif
+        #endif
         }
     }
 }

@@ -67,7 +67,8 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
             throw StorageError(
                 .invalidConfiguration,
                 storage: "PostgresObjectBackend",
-                message: "the table name '\(table)' is not lowercase letters, digits and underscores (at most 48), or is a word PostgreSQL reserves"
+                message:
+                    "the table name '\(table)' is not lowercase letters, digits and underscores (at most 48), or is a word PostgreSQL reserves"
             )
         }
         try ObjectIndex.checkNamesAreUnique(indexes, storage: "PostgresObjectBackend")
