@@ -16,7 +16,7 @@ struct CoordinationState<ID: Hashable & Sendable, Value: Sendable>: Sendable {
         case batch(BatchCollector<Value>, position: Int)
 
         /// Hands the fetch's result to the waiter.
-        @usableFromInline
+        @inlinable
         func resume(with result: Result<Value, any Error>) {
             switch self {
             case .single(let continuation): continuation.resume(with: result)
@@ -349,7 +349,13 @@ public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Send
     }
 
     /// Joins or starts the one fetch for `id`.
-    @usableFromInline
+    ///
+    /// Inlinable, like the batch path and `startFetch`, so that the caller's module specializes
+    /// it: unspecialized, every request ran generic dictionary and enum code inside the lock,
+    /// and the two cooperative threads queued on it (provider.coordinated.10000 added about
+    /// 5.5 µs per waiter over the direct calls when this was only `@usableFromInline`, against
+    /// about 2.7 µs inlinable, in the same runs on a loaded 2-core machine).
+    @inlinable
     func coordinatedValue(for id: ID) async throws(StorageError) -> Value {
         let waiter = makeWaiterID()
         defer {
@@ -499,7 +505,7 @@ public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Send
         nextWaiter.wrappingAdd(1, ordering: .relaxed).newValue
     }
 
-    @usableFromInline
+    @inlinable
     func startFetch(for id: ID, serial: UInt64) {
         // Cancelled by the last waiter to leave (see `CoordinationState.cancel`); otherwise it
         // runs until the base answers and resumes every waiter.
