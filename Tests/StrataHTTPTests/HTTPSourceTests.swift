@@ -313,6 +313,8 @@ import Testing
         #expect(log.values(of: "Authorization") == ["Bearer token"])
     }
 
+    // A client of AsyncHTTPClient, shut down: the AsyncHTTPClient trait.
+    #if AsyncHTTPClient
     @Test func aSourceWhoseClientWasShutDownIsClosed() async throws {
         let client = HTTPClient(configuration: .testing)
         try await client.shutdown()
@@ -324,6 +326,7 @@ import Testing
 
         #expect(error?.code == .closed)
     }
+    #endif
 
     @Test func aCancelledRequestIsCancelled() async throws {
         let gate = Gate()
