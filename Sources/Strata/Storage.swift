@@ -69,6 +69,7 @@ public enum ImmediateLookup<Value> {
 }
 
 extension ImmediateLookup: Sendable where Value: Sendable {}
+extension ImmediateLookup: Equatable where Value: Equatable {}
 
 extension ReadableStorage {
     /// Answers ``ImmediateLookup/unavailable``: this storage must suspend to read.

@@ -91,7 +91,8 @@ public struct AsyncHTTPClientTransport: HTTPTransport {
                 }
             }
             switch outcome {
-            case .value(let buffer): return HTTPTransportResponse(head: head, body: Data(buffer.readableBytesView))
+            case .value(let buffer):
+                return HTTPTransportResponse(head: head, body: Data(buffer.readableBytesView), finalURL: response.url)
             case .failure(let error): throw error
             case .timedOut: throw HTTPClientError.deadlineExceeded
             case .cancelled: throw CancellationError()

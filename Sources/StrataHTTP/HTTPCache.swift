@@ -148,8 +148,21 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
         let received = clock.now()
         if response.status == 304, let found = found.stored {
             let record = found.record.revalidated(with: response.headers, at: received, shared: policy.isShared)
-            await set(record, forKey: found.key)
+            // The 304's own directives decide, as a full response's would: a `no-store`, or a
+            // `private` one in a shared cache, removes the record instead of refreshing it.
+            if mayStore(record) {
+                await set(record, forKey: found.key)
+            } else {
+                await remove(forKey: found.key)
+            }
             return found.record.body
+        }
+        // A partial response is not the resource (this cache does not combine ranges), and an
+        // answer from another URL is the redirect target's: neither is kept under `url`, and
+        // the record they replace is outdated.
+        if response.status == 206 || response.isRedirected(from: url) {
+            if let stored = found.stored { await remove(forKey: stored.key) }
+            return response.body
         }
         let record = HTTPCacheRecord(
             body: response.body,

@@ -124,7 +124,12 @@ public struct HTTPSource: AsyncProvider {
         }
         let status = response.head.status.code
         if status == 304, !conditions.isEmpty {
-            return HTTPSourceResponse(status: status, headers: response.head.headerFields, body: Data())
+            return HTTPSourceResponse(
+                status: status,
+                headers: response.head.headerFields,
+                body: Data(),
+                finalURL: response.finalURL
+            )
         }
         guard (200..<300).contains(status) else {
             throw statusError(response.head, url: url)
@@ -136,7 +141,12 @@ public struct HTTPSource: AsyncProvider {
                 url: url
             )
         }
-        return HTTPSourceResponse(status: status, headers: response.head.headerFields, body: response.body)
+        return HTTPSourceResponse(
+            status: status,
+            headers: response.head.headerFields,
+            body: response.body,
+            finalURL: response.finalURL
+        )
     }
 
     private func statusError(_ head: HTTPResponse, url: URL) -> StorageError {
@@ -193,6 +203,14 @@ struct HTTPSourceResponse: Sendable {
     var status: Int
     var headers: HTTPFields
     var body: Data
+    /// The URL that answered after redirects, when the transport says.
+    var finalURL: URL?
+
+    /// Whether the answer came from another URL than `url`, the one asked for.
+    func isRedirected(from url: URL) -> Bool {
+        guard let finalURL else { return false }
+        return finalURL.absoluteURL.absoluteString != url.absoluteURL.absoluteString
+    }
 }
 
 extension HTTPFields {

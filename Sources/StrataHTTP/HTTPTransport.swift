@@ -67,11 +67,17 @@ public struct HTTPTransportResponse: Sendable {
     public var head: HTTPResponse
     /// The body.
     public var body: Data
+    /// The URL that answered, after any redirects the transport followed; `nil` when the
+    /// transport does not say. ``HTTPCache`` stores nothing under a URL whose answer came from
+    /// another one: the redirect's own caching headers, which the transport never showed, decide
+    /// whether it may be reused, not the target's.
+    public var finalURL: URL?
 
     /// Creates a response.
-    public init(head: HTTPResponse, body: Data) {
+    public init(head: HTTPResponse, body: Data, finalURL: URL? = nil) {
         self.head = head
         self.body = body
+        self.finalURL = finalURL
     }
 }
 

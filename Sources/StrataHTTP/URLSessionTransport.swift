@@ -151,7 +151,9 @@ private final class TransferDelegate: NSObject, URLSessionDataDelegate, @uncheck
         } else if let error {
             transfer.continuation.resume(throwing: Self.transportError(error))
         } else if let head = transfer.head {
-            transfer.continuation.resume(returning: HTTPTransportResponse(head: head, body: transfer.body))
+            transfer.continuation.resume(
+                returning: HTTPTransportResponse(head: head, body: transfer.body, finalURL: task.response?.url)
+            )
         } else {
             transfer.continuation.resume(
                 throwing: HTTPTransportError(.connectionFailed, message: "the connection ended without a response")

@@ -76,25 +76,41 @@ extension PostgresStorage {
     ///
     /// - Throws: as ``value(forKey:)``.
     public func values(forKeys keys: [String]) async throws(StorageError) -> [Data?] {
+        try await valuesWithLifetimes(forKeys: keys).map { $0?.value }
+    }
+
+    /// The live values for `keys`, in the same order, each with how long it has left, `nil`
+    /// where a key has none, in one query.
+    ///
+    /// - Throws: as ``value(forKey:)``.
+    public func valuesWithLifetimes(
+        forKeys keys: [String]
+    ) async throws(StorageError) -> [(value: Data, lifetime: Lifetime)?] {
         let stored = keys.map { ByteBuffer(bytes: storedKey($0)) }
         let now = now()
         let table = table
         let found = try await perform("cannot read \(keys.count) values", key: nil) { connection in
             let rows = try await connection.query(
                 """
-                SELECT key, value FROM \(unescaped: table)
+                SELECT key, value, expiry FROM \(unescaped: table)
                 WHERE digest IN (SELECT sha256(k) FROM unnest(\(stored)::bytea[]) AS k)
                 AND (expiry IS NULL OR expiry > \(now))
                 """,
                 logger: Self.logger
             )
-            var found: [ByteBuffer: Data] = [:]
-            for try await (key, value) in rows.decode((ByteBuffer, Data).self) {
-                found[key] = value
+            var found: [ByteBuffer: (Data, Double?)] = [:]
+            for try await (key, value, expiry) in rows.decode((ByteBuffer, Data, Double?).self) {
+                found[key] = (value, expiry)
             }
             return found
         }
-        let values = stored.map { found[$0] }
+        let values: [(value: Data, lifetime: Lifetime)?] = stored.map { key in
+            guard let (value, expiry) = found[key], let lifetime = Lifetime(expiry: expiry ?? .infinity, now: now)
+            else {
+                return nil
+            }
+            return (value, lifetime)
+        }
         let hits = values.count(where: { $0 != nil })
         counters.count { counters in
             counters.hits &+= UInt64(hits)

@@ -51,6 +51,15 @@ public final class SharedCache: Sendable {
     /// - Parameters:
     ///   - memory: The memory layer, which this cache keeps fresh.
     ///   - storage: The shared storage behind it, whose changes other processes announce.
+    ///   - heartbeatInterval: How often the cache proves its listening connection alive: it
+    ///     announces a beat through another connection and must hear it back on the listening
+    ///     one within the shorter of this interval and one second. A beat that does not come
+    ///     back (a partition, a NAT or load-balancer timeout, a failover without a reset: a
+    ///     connection that is open but silent) empties memory and bypasses it until the cache
+    ///     listens again. So after a network fault no value older than the last committed
+    ///     change is served for longer than this interval and one second. Two seconds by
+    ///     default; a shorter one bounds staleness tighter for one notification per cache and
+    ///     interval on the channel.
     ///   - onInvalidation: Called (on the listening task) after each invalidation was applied to
     ///     memory; for statistics and tests.
     /// - Throws: `StorageError.Code.invalidConfiguration` when the storage's pool allows fewer
@@ -60,8 +69,16 @@ public final class SharedCache: Sendable {
     public init(
         memory: MemoryStorage<String, Data>,
         storage: PostgresStorage,
+        heartbeatInterval: Duration = .seconds(2),
         onInvalidation: (@Sendable (Invalidation) -> Void)? = nil
     ) async throws(StorageError) {
+        guard heartbeatInterval > .zero else {
+            throw StorageError(
+                .invalidConfiguration,
+                storage: "SharedCache",
+                message: "the heartbeat interval must be positive, got \(heartbeatInterval)"
+            )
+        }
         guard storage.options.maximumConnectionCount >= 2 else {
             throw StorageError(
                 .invalidConfiguration,
@@ -73,7 +90,12 @@ public final class SharedCache: Sendable {
         }
         self.memory = memory
         self.storage = storage
-        let state = SharedCacheListener(memory: memory, storage: storage, onInvalidation: onInvalidation)
+        let state = SharedCacheListener(
+            memory: memory,
+            storage: storage,
+            heartbeatInterval: heartbeatInterval,
+            onInvalidation: onInvalidation
+        )
         self.state = state
         let (ready, signalReady) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         // Listens until close() or deinit cancels it, reconnecting after failures. It holds the
@@ -129,11 +151,22 @@ extension SharedCache: UpdatableStorage, LifetimeStorage, EnumerableStorage, Cle
             return value
         }
         let before = state.snapshot()
-        let value = try await storage.value(forKey: key)
-        if listening, let value {
-            state.fill(value, forKey: key, timeToLive: nil, ifUnchangedSince: before)
+        guard let (value, lifetime) = try await storage.valueWithLifetime(forKey: key) else {
+            return nil
+        }
+        if listening {
+            state.fill(value, forKey: key, timeToLive: memoryTimeToLive(for: lifetime), ifUnchangedSince: before)
         }
         return value
+    }
+
+    /// How long memory keeps a value read from PostgreSQL: no longer than the row has left, nor
+    /// than the memory layer's own time to live.
+    private func memoryTimeToLive(for lifetime: Lifetime) -> Duration? {
+        switch lifetime {
+        case .unlimited: memory.defaultTimeToLive
+        case .remaining(let remaining): min(remaining, memory.defaultTimeToLive ?? remaining)
+        }
     }
 
     /// Returns the values for `keys`, in the same order: from memory, and from PostgreSQL in one
@@ -146,11 +179,16 @@ extension SharedCache: UpdatableStorage, LifetimeStorage, EnumerableStorage, Cle
         let missing = values.indices.filter { values[$0] == nil }
         guard !missing.isEmpty else { return values }
         let before = state.snapshot()
-        let found = try await storage.values(forKeys: missing.map { keys[$0] })
-        for (position, value) in zip(missing, found) {
-            values[position] = value
-            if listening, let value {
-                state.fill(value, forKey: keys[position], timeToLive: nil, ifUnchangedSince: before)
+        let found = try await storage.valuesWithLifetimes(forKeys: missing.map { keys[$0] })
+        for (position, row) in zip(missing, found) {
+            values[position] = row?.value
+            if listening, let (value, lifetime) = row {
+                state.fill(
+                    value,
+                    forKey: keys[position],
+                    timeToLive: memoryTimeToLive(for: lifetime),
+                    ifUnchangedSince: before
+                )
             }
         }
         return values
@@ -171,26 +209,25 @@ extension SharedCache: UpdatableStorage, LifetimeStorage, EnumerableStorage, Cle
             for key in values.keys { memory.removeValue(forKey: key) }
             throw error
         }
-        for (key, value) in values {
-            fillAfterWrite(value, forKey: key, timeToLive: nil, ifUnchangedSince: before)
-        }
+        state.fillAfterOwnWrite(
+            values.map { key, value in
+                let lifetime = memoryTimeToLive(afterWriting: value, forKey: key, timeToLive: nil)
+                return (key, lifetime == nil ? nil : value, lifetime ?? nil)
+            },
+            ifUnchangedSince: before
+        )
     }
 
-    /// Stores in memory a value just written to PostgreSQL, for the shorter of the lifetime the
-    /// write gave it and the memory layer's; drops the key instead when that lifetime depends on
-    /// the row the write replaced (an `afterUpdate` rule) or has run out.
-    private func fillAfterWrite(
-        _ value: Data,
-        forKey key: String,
-        timeToLive: Duration?,
-        ifUnchangedSince before: UInt64
-    ) {
+    /// How long memory may keep a value just written to PostgreSQL: the shorter of the lifetime
+    /// the write gave it and the memory layer's; `nil` when memory must not keep it, because that
+    /// lifetime depends on the row the write replaced (an `afterUpdate` rule) or has run out.
+    private func memoryTimeToLive(afterWriting value: Data, forKey key: String, timeToLive: Duration?) -> Duration?? {
         switch storage.lifetimeOfWrite(value, forKey: key, timeToLive: timeToLive) {
         case .lifetime(let lifetime):
             let lifetimes = [lifetime, memory.defaultTimeToLive]
-            state.fill(value, forKey: key, timeToLive: lifetimes.compactMap { $0 }.min(), ifUnchangedSince: before)
+            return .some(lifetimes.compactMap { $0 }.min())
         case .unknown, .ranOut:
-            memory.removeValue(forKey: key)
+            return .none
         }
     }
 
@@ -207,8 +244,10 @@ extension SharedCache: UpdatableStorage, LifetimeStorage, EnumerableStorage, Cle
 
     /// Writes `value` to PostgreSQL with a time to live, then to memory with the same one.
     ///
-    /// If another process's change to any key arrives between the commit and the memory write,
-    /// memory drops `key` instead: what this process wrote may no longer be the newest value.
+    /// If another process's change to any key arrives between the commit and the memory write, or
+    /// another write of this process moves past it, memory drops `key` instead: what this write
+    /// stored may no longer be the newest value. A read that fetched the old row before the commit
+    /// never fills memory with it afterwards.
     public func set(_ value: Data, forKey key: String, timeToLive: Duration?) async throws(StorageError) {
         let before = state.snapshot()
         do {
@@ -218,7 +257,11 @@ extension SharedCache: UpdatableStorage, LifetimeStorage, EnumerableStorage, Cle
             throw error
         }
         if let afterCommit = state.afterCommit.withLock({ $0 }) { await afterCommit(key) }
-        fillAfterWrite(value, forKey: key, timeToLive: timeToLive, ifUnchangedSince: before)
+        let lifetime = memoryTimeToLive(afterWriting: value, forKey: key, timeToLive: timeToLive)
+        state.fillAfterOwnWrite(
+            [(key, lifetime == nil ? nil : value, lifetime ?? nil)],
+            ifUnchangedSince: before
+        )
     }
 
     /// The invalidation generation, as a read takes it before asking PostgreSQL; for tests.
@@ -238,8 +281,9 @@ extension SharedCache: UpdatableStorage, LifetimeStorage, EnumerableStorage, Cle
     /// Removes `key` from PostgreSQL and memory; other processes drop it.
     public func removeValue(forKey key: String) async throws(StorageError) {
         memory.removeValue(forKey: key)
+        let before = state.snapshot()
         try await storage.removeValue(forKey: key)
-        memory.removeValue(forKey: key)
+        state.fillAfterOwnWrite([(key, nil, nil)], ifUnchangedSince: before)
     }
 
     /// Updates `key` atomically in PostgreSQL (see ``PostgresStorage/update(forKey:_:)``), then
@@ -270,7 +314,7 @@ extension SharedCache: UpdatableStorage, LifetimeStorage, EnumerableStorage, Cle
         // A removal (a time to live or a rule's lifetime that has run out, or `nil` from `body`)
         // leaves nothing for memory.
         guard let expiry else {
-            memory.removeValue(forKey: key)
+            state.fillAfterOwnWrite([(key, nil, nil)], ifUnchangedSince: before)
             return result
         }
         if let afterCommit = state.afterCommit.withLock({ $0 }) { await afterCommit(key) }
@@ -279,11 +323,14 @@ extension SharedCache: UpdatableStorage, LifetimeStorage, EnumerableStorage, Cle
         var lifetime: Duration?
         if let expiry {
             let left = expiry - storage.options.clock.now().timeIntervalSince1970
-            guard left > 0 else { return result }
+            guard left > 0 else {
+                state.fillAfterOwnWrite([(key, nil, nil)], ifUnchangedSince: before)
+                return result
+            }
             lifetime = .seconds(left)
         }
         let lifetimes = [lifetime, memory.defaultTimeToLive]
-        state.fill(written, forKey: key, timeToLive: lifetimes.compactMap { $0 }.min(), ifUnchangedSince: before)
+        state.fillAfterOwnWrite([(key, written, lifetimes.compactMap { $0 }.min())], ifUnchangedSince: before)
         return result
     }
 
@@ -302,7 +349,7 @@ extension SharedCache: UpdatableStorage, LifetimeStorage, EnumerableStorage, Cle
     public func removeAll() async throws(StorageError) {
         memory.removeAll()
         try await storage.removeAll()
-        memory.removeAll()
+        state.emptyAfterOwnRemoval()
     }
 }
 
@@ -310,12 +357,18 @@ extension PostgresStorage {
     /// Puts `memory` in front of this storage, kept fresh by other processes' changes; see
     /// ``SharedCache``.
     ///
-    /// - Throws: as ``SharedCache/init(memory:storage:onInvalidation:)``.
+    /// - Throws: as ``SharedCache/init(memory:storage:heartbeatInterval:onInvalidation:)``.
     public func sharedCache(
         in memory: MemoryStorage<String, Data> = MemoryStorage(),
+        heartbeatInterval: Duration = .seconds(2),
         onInvalidation: (@Sendable (SharedCache.Invalidation) -> Void)? = nil
     ) async throws(StorageError) -> SharedCache {
-        try await SharedCache(memory: memory, storage: self, onInvalidation: onInvalidation)
+        try await SharedCache(
+            memory: memory,
+            storage: self,
+            heartbeatInterval: heartbeatInterval,
+            onInvalidation: onInvalidation
+        )
     }
 }
 #endif

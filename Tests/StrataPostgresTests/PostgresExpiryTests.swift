@@ -101,6 +101,34 @@ import Testing
         await PostgresTestServer.dispose(storage)
     }
 
+    @Test func aValueReadFromPostgreSQLLeavesMemoryWhenItsRowExpires() async throws {
+        let clock = ManualClock()
+        let storage = try await PostgresTestServer.storage { $0.clock = clock }
+        let writer = try await PostgresTestServer.storage(table: storage.options.table) { $0.clock = clock }
+        // No lifetime of its own: before, a row read into it stayed for ever.
+        let memory = try MemoryStorage<String, Data>(clock: clock)
+        let invalidations = SharedCacheTests.Invalidations()
+        let cache = try await storage.sharedCache(in: memory, onInvalidation: { invalidations.continuation.yield($0) })
+        try await writer.set(Data("token".utf8), forKey: "session", timeToLive: .seconds(1))
+        try await writer.set(Data("other".utf8), forKey: "bulk", timeToLive: .seconds(1))
+        try await writer.set(Data("kept".utf8), forKey: "kept")
+        await invalidations.awaitKeys(["session", "bulk", "kept"])
+
+        #expect(try await cache.value(forKey: "session") == Data("token".utf8))
+        #expect(try await cache.values(forKeys: ["bulk", "kept"]) == [Data("other".utf8), Data("kept".utf8)])
+        #expect(memory.lifetime(forKey: "session") == .remaining(.seconds(1)))
+        #expect(memory.lifetime(forKey: "bulk") == .remaining(.seconds(1)))
+        #expect(memory.lifetime(forKey: "kept") == .unlimited)
+        clock.advance(by: .seconds(2))
+
+        #expect(try await cache.value(forKey: "session") == nil)
+        #expect(try await cache.values(forKeys: ["bulk", "kept"]) == [nil, Data("kept".utf8)])
+        #expect(try await cache.lifetime(forKey: "session") == nil)
+        await cache.close()
+        await writer.close()
+        await PostgresTestServer.dispose(storage)
+    }
+
     @Test func rulesForReadsAndTwoLifetimesAreRefused() async throws {
         let url = try PostgresTestServer.url()
         func problem(_ change: (inout PostgresStorage.Options) -> Void) async -> String? {

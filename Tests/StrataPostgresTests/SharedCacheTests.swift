@@ -1,7 +1,9 @@
 #if Postgres
 import Foundation
+import PostgresNIO
 import Strata
 import StrataPostgres
+import StrataTestSupport
 import StrataTesting
 import Synchronization
 import Testing
@@ -70,6 +72,165 @@ import Testing
         await cache.close()
         await writer.close()
         await PostgresTestServer.dispose(reader)
+    }
+
+    /// Waits for `expected` at most `limit`; whether it came.
+    private static func heard(
+        _ expected: SharedCache.Invalidation,
+        in invalidations: Invalidations,
+        within limit: Duration = .seconds(15)
+    ) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask { await invalidations.next(expected) != nil }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+    }
+
+    /// Yields until `condition` holds, at most `limit`; whether it held.
+    private static func eventually(within limit: Duration, _ condition: () -> Bool) async -> Bool {
+        let end = ContinuousClock.now + limit
+        while ContinuousClock.now < end {
+            if condition() { return true }
+            await Task.yield()
+        }
+        return condition()
+    }
+
+    @Test(arguments: ["my app", "billing worker 2", "ready", "a k"])
+    func aWriterWhoseApplicationNameHasSpacesIsHeard(applicationName: String) async throws {
+        let reader = try await PostgresTestServer.storage()
+        let invalidations = Invalidations()
+        let cache = try await reader.sharedCache(onInvalidation: { invalidations.continuation.yield($0) })
+        var configuration = try PostgresStorage.configuration(from: PostgresTestServer.url())
+        configuration.options.additionalStartupParameters.append(("application_name", applicationName))
+        let client = PostgresClient(configuration: configuration)
+
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await client.run() }
+            // The client runs until the test is done with it, whatever the test throws.
+            defer { group.cancelAll() }
+            let writer = try PostgresStorage(client: client, options: .init(table: reader.options.table))
+            try await writer.set(Data("v1".utf8), forKey: "config")
+            let heardFirst = await Self.heard(.key("config"), in: invalidations)
+            #expect(try await cache.value(forKey: "config") == Data("v1".utf8))
+            #expect(cache.memory.value(forKey: "config") == Data("v1".utf8))
+
+            try await writer.set(Data("v2".utf8), forKey: "config")
+            let heardSecond = await Self.heard(.key("config"), in: invalidations)
+
+            #expect(heardFirst && heardSecond, "a change from '\(applicationName)' must reach the cache")
+            #expect(cache.memory.value(forKey: "config") == nil)
+            #expect(try await cache.value(forKey: "config") == Data("v2".utf8))
+        }
+        await cache.close()
+        await PostgresTestServer.dispose(reader)
+    }
+
+    /// A partition the test makes: the cache reaches PostgreSQL through a relay that stops
+    /// forwarding without closing anything, so its listening connection stays open and silent.
+    /// Staleness stays bounded by the heartbeat, and invalidation resumes after the fault.
+    @Test func aSilentListeningConnectionBoundsStalenessAndInvalidationResumesAfterIt() async throws {
+        let writer = try await PostgresTestServer.storage()
+        var components = try #require(URLComponents(string: try PostgresTestServer.url()))
+        let relay = try TCPRelay(toPort: UInt16(try #require(components.port)))
+        defer { relay.stop() }
+        components.port = Int(relay.port)
+        var options = PostgresStorage.Options(table: writer.options.table)
+        options.operationTimeout = .seconds(20)
+        options.maximumConnectionCount = 4
+        let reader = try await PostgresStorage(url: try #require(components.string), options: options)
+        let interval = Duration.milliseconds(500)
+        let invalidations = Invalidations()
+        let cache = try await reader.sharedCache(
+            heartbeatInterval: interval,
+            onInvalidation: { invalidations.continuation.yield($0) }
+        )
+        try await writer.set(Data("v1".utf8), forKey: "config")
+        #expect(await Self.heard(.key("config"), in: invalidations))
+        #expect(try await cache.value(forKey: "config") == Data("v1".utf8))
+        #expect(cache.immediateValue(forKey: "config") == .found(Data("v1".utf8)))
+
+        relay.freeze()
+        try await writer.set(Data("v2".utf8), forKey: "config")
+        let committed = ContinuousClock.now
+        let bypassed = await Self.heard(.all, in: invalidations)
+        let stale = ContinuousClock.now - committed
+
+        #expect(bypassed, "a silent listening connection must be noticed")
+        // The promise is the interval and one second; a second more for a machine running every
+        // suite at once.
+        #expect(stale < interval + .seconds(2), "v1 was served from memory for \(stale) after v2 committed")
+        #expect(cache.immediateValue(forKey: "config") == .unavailable)
+        #expect(!cache.isUsingMemory)
+
+        relay.resume()
+        // Listening again empties memory (an `.all`) and then uses it.
+        #expect(await Self.eventually(within: .seconds(30)) { cache.isUsingMemory }, "the cache listens again")
+        #expect(try await cache.value(forKey: "config") == Data("v2".utf8))
+        try await writer.set(Data("v3".utf8), forKey: "config")
+        #expect(await Self.heard(.key("config"), in: invalidations))
+        #expect(cache.memory.value(forKey: "config") == nil)
+        #expect(try await cache.value(forKey: "config") == Data("v3".utf8))
+        #expect(relay.connectionCount > options.maximumConnectionCount - 2, "the cache reconnected through the relay")
+        await cache.close()
+        await reader.close()
+        await PostgresTestServer.dispose(writer)
+    }
+
+    /// A read of this process that fetched the old row before one of its own writes committed
+    /// fills memory afterwards: before, own writes never moved the invalidation generation, so the
+    /// old value came back and stayed.
+    @Test(arguments: ["set", "update", "remove", "removeAll", "setValues"])
+    func aReadThatRacedAnOwnWriteDoesNotRefillMemoryWithTheOldValue(write: String) async throws {
+        let storage = try await PostgresTestServer.storage()
+        let cache = try await storage.sharedCache()
+        try await cache.set(Data("old".utf8), forKey: "k")
+        let before = cache.generationForTesting  // the read takes it, then fetches "old"
+
+        switch write {
+        case "set": try await cache.set(Data("new".utf8), forKey: "k")
+        case "update": try await cache.update(forKey: "k") { $0 = Data("new".utf8) }
+        case "remove": try await cache.removeValue(forKey: "k")
+        case "removeAll": try await cache.removeAll()
+        default: try await cache.setValues([("k", Data("new".utf8))])
+        }
+        let refilled = cache.fillForTesting(Data("old".utf8), forKey: "k", ifUnchangedSince: before)
+
+        #expect(!refilled)
+        #expect(cache.memory.value(forKey: "k") != Data("old".utf8))
+        let expected: Data? = write.hasPrefix("remove") ? nil : Data("new".utf8)
+        #expect(try await cache.value(forKey: "k") == expected)
+        await cache.close()
+        await PostgresTestServer.dispose(storage)
+    }
+
+    /// Two writes of this process whose memory writes come in the opposite order of their
+    /// commits leave memory without the older value.
+    @Test func twoOwnSetsFillingOutOfOrderLeaveNoOlderValueInMemory() async throws {
+        let storage = try await PostgresTestServer.storage()
+        let cache = try await storage.sharedCache()
+        let nested = LockedFlag()
+        cache.setAfterCommit { key in
+            // The first set has committed "first"; the second commits "second" and fills memory
+            // before the first one's memory write.
+            guard key == "k", nested.setOnce() else { return }
+            try? await cache.set(Data("second".utf8), forKey: "k")
+        }
+
+        try await cache.set(Data("first".utf8), forKey: "k")
+        cache.setAfterCommit(nil)
+
+        #expect(cache.memory.value(forKey: "k") != Data("first".utf8))
+        #expect(try await cache.value(forKey: "k") == Data("second".utf8))
+        #expect(try await storage.value(forKey: "k") == Data("second".utf8))
+        await cache.close()
+        await PostgresTestServer.dispose(storage)
     }
 
     @Test func aRemovalOrClearElsewhereDropsKeysFromMemory() async throws {
@@ -219,6 +380,15 @@ import Testing
         await cache.close()
         await PostgresTestServer.dispose(other)
         await PostgresTestServer.dispose(storage)
+    }
+}
+/// A flag that one caller can set. Any task may use it.
+final class LockedFlag: Sendable {
+    private let flag = Atomic(false)
+
+    /// Sets the flag; whether this call was the one that set it.
+    func setOnce() -> Bool {
+        !flag.exchange(true, ordering: .acquiringAndReleasing)
     }
 }
 #endif
