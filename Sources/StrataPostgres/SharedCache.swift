@@ -264,6 +264,9 @@ extension SharedCache: UpdatableStorage, LifetimeStorage, EnumerableStorage, Cle
         )
     }
 
+    /// The highest heartbeat heard back on the current listening connection; for tests.
+    package var heartbeatsHeardForTesting: UInt64 { state.beats.highest }
+
     /// The invalidation generation, as a read takes it before asking PostgreSQL; for tests.
     package var generationForTesting: UInt64 { state.snapshot() }
 

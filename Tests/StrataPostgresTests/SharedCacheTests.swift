@@ -132,6 +132,31 @@ import Testing
         await PostgresTestServer.dispose(reader)
     }
 
+    /// On a healthy connection the beats come back, and the cache keeps using memory: the
+    /// heartbeat never empties it while notifications flow.
+    @Test func heartbeatsComeBackAndKeepAHealthyCacheUsingMemory() async throws {
+        let storage = try await PostgresTestServer.storage()
+        let invalidations = Invalidations()
+        let cache = try await storage.sharedCache(
+            heartbeatInterval: .milliseconds(500),
+            onInvalidation: { invalidations.continuation.yield($0) }
+        )
+        try await cache.set(Data("v1".utf8), forKey: "config")
+
+        // Each beat may take up to 500 ms to come back: room for a machine running every suite.
+        let beating = await Self.eventually(within: .seconds(30)) { cache.heartbeatsHeardForTesting >= 4 }
+        invalidations.continuation.finish()
+        var emptied = 0
+        for await invalidation in invalidations.stream where invalidation == .all { emptied += 1 }
+
+        #expect(beating, "heard \(cache.heartbeatsHeardForTesting) beats")
+        #expect(emptied == 1, "only becoming ready empties memory, not a beat")
+        #expect(cache.isUsingMemory)
+        #expect(cache.immediateValue(forKey: "config") == .found(Data("v1".utf8)))
+        await cache.close()
+        await PostgresTestServer.dispose(storage)
+    }
+
     /// A partition the test makes: the cache reaches PostgreSQL through a relay that stops
     /// forwarding without closing anything, so its listening connection stays open and silent.
     /// Staleness stays bounded by the heartbeat, and invalidation resumes after the fault.

@@ -27,7 +27,7 @@ final class SharedCacheListener: Sendable {
     /// How often the listening connection proves itself alive; see ``beat(every:own:channel:connection:)``.
     let heartbeatInterval: Duration
     /// The beats heard back on the listening connection.
-    private let beats = BeatLog()
+    let beats = BeatLog()
 
     init(
         memory: MemoryStorage<String, Data>,
@@ -283,6 +283,11 @@ final class BeatLog: Sendable {
     }
 
     private let state = LockedState(State())
+
+    /// The highest beat heard back so far.
+    var highest: UInt64 {
+        state.withLock { $0.highest }
+    }
 
     /// Records that beat `number` came back; resumes the waits for it and earlier ones.
     func heard(_ number: UInt64) {
