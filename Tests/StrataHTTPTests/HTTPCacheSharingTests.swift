@@ -120,6 +120,8 @@ private func text(_ data: Data) -> String {
         #expect(mine.count == 1)
     }
 
+    // Needs requests without Accept-Language: URLSession on Linux adds one to every request.
+    #if AsyncHTTPClient
     @Test func varyKeepsOneVariantPerValueOfTheNamedHeader() async throws {
         let log = RequestLog()
         let route = echoing(
@@ -145,6 +147,7 @@ private func text(_ data: Data) -> String {
         // The list of variants and one record per variant.
         #expect(records.count == 4)
     }
+    #endif
 
     @Test func varyingVariantsSurviveOnDiskAndANewProcessFindsThem() async throws {
         let log = RequestLog()

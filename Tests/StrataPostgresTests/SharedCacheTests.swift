@@ -132,6 +132,19 @@ import Testing
         await PostgresTestServer.dispose(reader)
     }
 
+    @Test(arguments: [Duration.zero, .milliseconds(-1), .seconds(-60)])
+    func aHeartbeatIntervalThatIsNotPositiveIsRefused(interval: Duration) async throws {
+        let storage = try await PostgresTestServer.storage()
+
+        let error = await #expect(throws: StorageError.self) {
+            try await storage.sharedCache(heartbeatInterval: interval)
+        }
+
+        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.message.contains("heartbeat interval") == true)
+        await PostgresTestServer.dispose(storage)
+    }
+
     /// On a healthy connection the beats come back, and the cache keeps using memory: the
     /// heartbeat never empties it while notifications flow.
     @Test func heartbeatsComeBackAndKeepAHealthyCacheUsingMemory() async throws {
