@@ -28,3 +28,19 @@ public enum Lifetime: Sendable, Hashable {
         }
     }
 }
+
+extension Lifetime {
+    /// Whether this lifetime, given to a write, has already run out: the write removes the key.
+    package var hasRunOut: Bool {
+        if case .remaining(let duration) = self { duration <= .zero } else { false }
+    }
+
+    /// When a value written at `now` with this lifetime expires (seconds on the same scale as
+    /// `now`; infinite for never).
+    package func expiry(after now: Double) -> Double {
+        switch self {
+        case .unlimited: .infinity
+        case .remaining(let duration): now + duration.timeInterval
+        }
+    }
+}

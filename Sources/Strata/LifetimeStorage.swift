@@ -25,20 +25,31 @@ public protocol LifetimeStorage<Key, Value>: UpdatableStorage {
     /// ``Lifetime/remaining(_:)``, or `nil` when there is no live value. Does not count as a use.
     func lifetime(forKey key: Key) async throws(StorageError) -> Lifetime?
 
-    /// ``UpdatableStorage/update(forKey:_:)``, giving the value `body` leaves a time to live of
-    /// its own.
+    /// ``UpdatableStorage/update(forKey:_:)``, giving the value `body` leaves a lifetime of its
+    /// own.
     ///
-    /// With a `timeToLive`, the written value expires after it, whether it is new or replaces
-    /// one (zero or less removes the key instead); with `nil`, a replaced value keeps its
-    /// lifetime and a new one gets the storage's default, as ``UpdatableStorage/update(forKey:_:)``
-    /// does. Setting the value to `nil` removes it either way.
+    /// With a `lifetime`, the written value gets it whether it is new or replaces one:
+    /// ``Lifetime/unlimited`` never expires, whatever the storage's default time to live, and
+    /// ``Lifetime/remaining(_:)`` expires after that long (zero or less removes the key instead).
+    /// With `nil`, a replaced value keeps its lifetime and a new one gets the storage's default,
+    /// as ``UpdatableStorage/update(forKey:_:)`` does. Setting the value to `nil` removes it
+    /// either way.
+    ///
+    /// ```swift
+    /// func keepForever(_ token: Data, in sessions: some LifetimeStorage<String, Data>) async throws {
+    ///     // Stored only if absent, never to expire, even in a storage whose values live an hour.
+    ///     try await sessions.update(forKey: "install-id", lifetime: .unlimited) { value in
+    ///         if value == nil { value = token }
+    ///     }
+    /// }
+    /// ```
     ///
     /// - Returns: What `body` returned on the run that was committed.
     /// - Throws: ``StorageError``; when `body` throws, code ``StorageError/Code/updateAborted``
     ///   with the error as ``StorageError/underlying``, and nothing is written.
     func update<Result>(
         forKey key: Key,
-        timeToLive: Duration?,
+        lifetime: Lifetime?,
         _ body: (inout Value?) throws -> Result
     ) async throws(StorageError) -> Result
 
@@ -50,6 +61,69 @@ public protocol LifetimeStorage<Key, Value>: UpdatableStorage {
 }
 
 extension LifetimeStorage {
+    /// ``update(forKey:lifetime:_:)`` with a time to live: with one, the written value expires
+    /// after it whether it is new or replaces one (zero or less removes the key instead); with
+    /// `nil`, a replaced value keeps its lifetime and a new one gets the storage's default.
+    ///
+    /// - Returns: What `body` returned on the run that was committed.
+    /// - Throws: ``StorageError``; when `body` throws, code ``StorageError/Code/updateAborted``
+    ///   with the error as ``StorageError/underlying``, and nothing is written.
+    @discardableResult
+    public func update<Result>(
+        forKey key: Key,
+        timeToLive: Duration?,
+        _ body: (inout Value?) throws -> Result
+    ) async throws(StorageError) -> Result {
+        try await update(forKey: key, lifetime: timeToLive.map(Lifetime.remaining), body)
+    }
+
+    /// Stores `value` for `key`, keeping the lifetime of a live value it replaces; with none to
+    /// replace, the value gets `newLifetime` (``Lifetime/unlimited``: it never expires, whatever
+    /// the storage's default).
+    ///
+    /// Each attempt is one atomic update; the write takes effect at the one that succeeds, so a
+    /// concurrent write or removal never makes it keep a lifetime that was not current.
+    ///
+    /// ```swift
+    /// try await sessions.setKeepingLifetime(refreshed, forKey: "s1", orGiving: .unlimited)
+    /// ```
+    public func setKeepingLifetime(
+        _ value: Value,
+        forKey key: Key,
+        orGiving newLifetime: Lifetime
+    ) async throws(StorageError) {
+        while true {
+            // First as a new value, with `newLifetime`; when one is there, as a replacement that
+            // keeps its lifetime; when that one went away in between, again.
+            do throws(StorageError) {
+                try await update(forKey: key, lifetime: newLifetime) { (current: inout Value?) throws -> Void in
+                    guard current == nil else { throw KeyPresence.present }
+                    current = value
+                }
+                return
+            } catch  where error.code == .updateAborted && error.underlying as? KeyPresence == .present {}
+            do throws(StorageError) {
+                try await update(forKey: key, lifetime: nil) { (current: inout Value?) throws -> Void in
+                    guard current != nil else { throw KeyPresence.absent }
+                    current = value
+                }
+                return
+            } catch  where error.code == .updateAborted && error.underlying as? KeyPresence == .absent {}
+        }
+    }
+
+    /// Stores `value` for `key` with `lifetime`: ``Lifetime/unlimited`` never expires, whatever
+    /// the storage's default time to live; ``Lifetime/remaining(_:)`` is
+    /// ``set(_:forKey:timeToLive:)``.
+    public func set(_ value: Value, forKey key: Key, lifetime: Lifetime) async throws(StorageError) {
+        switch lifetime {
+        case .remaining(let timeToLive):
+            try await set(value, forKey: key, timeToLive: timeToLive)
+        case .unlimited:
+            try await update(forKey: key, lifetime: .unlimited) { $0 = value }
+        }
+    }
+
     /// Reads the value, then its lifetime; `nil` when either is gone.
     public func valueWithLifetime(forKey key: Key) async throws(StorageError) -> (value: Value, lifetime: Lifetime)? {
         guard let value = try await value(forKey: key), let lifetime = try await lifetime(forKey: key) else {
@@ -57,4 +131,10 @@ extension LifetimeStorage {
         }
         return (value, lifetime)
     }
+}
+
+/// What a step of ``LifetimeStorage/setKeepingLifetime(_:forKey:orGiving:)`` throws to write
+/// nothing: the key has a value, or has none.
+private enum KeyPresence: Error {
+    case present, absent
 }

@@ -18,16 +18,22 @@ public import Strata
 /// }
 /// ```
 ///
-/// Values are stored as JSON. The driver keeps `PersistDriver`'s rules exactly:
+/// Values are stored as JSON behind a short header that names their Swift type. The driver keeps
+/// `PersistDriver`'s rules, as Hummingbird's own memory driver keeps them:
 /// - `create` stores a value only if the key has none, in one atomic step of the storage
-///   (`LifetimeStorage/update(forKey:timeToLive:_:)`), and throws
-///   `PersistError.duplicate` otherwise, also when two servers race on one PostgreSQL table;
-/// - `set` with no expiry keeps the lifetime of the value it replaces;
-/// - a stored value that does not decode as the requested type is
-///   `PersistError.invalidConversion`, and stays stored;
-/// - `getWithTTL` returns how long the value has left;
-/// - `expires: nil` on a new value means the storage's default time to live (never, for a
-///   storage made without one).
+///   (`LifetimeStorage/update(forKey:lifetime:_:)`), and throws `PersistError.duplicate`
+///   otherwise, also when two servers race on one PostgreSQL table;
+/// - `expires: nil` means no expiry: `create` and a `set` of a new key store a value that never
+///   expires, even in a storage made with a default time to live; a `set` that replaces a value
+///   keeps the lifetime of the value it replaces;
+/// - a stored value of another type than the one asked for is `PersistError.invalidConversion`
+///   (`set(5)` read as a `Double`, or one struct read as another of the same shape), and stays
+///   stored; so is a value that no longer decodes as its type;
+/// - `getWithTTL` returns how long the value has left.
+///
+/// A type's name is part of what is stored: a value stored as a type that was since renamed or
+/// moved to another module reads as `invalidConversion`. Data stored without the header (by
+/// an earlier version, or by another program) is decoded by its shape.
 ///
 /// Every other failure is the storage's `StorageError`, which answers a request with a
 /// status of its own (`400` for a key the storage refuses, `503` when the storage timed out or
@@ -48,14 +54,16 @@ where Base.Key == String, Base.Value == Data {
     /// What `create` throws inside the storage's update when the key already has a value.
     private struct KeyExists: Error {}
 
-    /// Stores `value` for `key` unless the key has a live value, expiring after `expires`.
+    /// Stores `value` for `key` unless the key has a live value, expiring after `expires`, or
+    /// never for `nil`.
     ///
     /// - Throws: `PersistError.duplicate` when the key has a value; `StorageError`
     ///   (code `encodingFailed` for a value JSON cannot encode) otherwise.
     public func create<Object: Codable & Sendable>(key: String, value: Object, expires: Duration?) async throws {
         let data = try encode(value, forKey: key)
         do {
-            try await storage.update(forKey: key, timeToLive: expires) { (current: inout Data?) in
+            try await storage.update(forKey: key, lifetime: expires.map(Lifetime.remaining) ?? .unlimited) {
+                (current: inout Data?) in
                 guard current == nil else { throw KeyExists() }
                 current = data
             }
@@ -67,8 +75,7 @@ where Base.Key == String, Base.Value == Data {
     }
 
     /// Stores `value` for `key`, replacing any value. With `expires`, the value expires after it;
-    /// without, it keeps the lifetime of the value it replaces (a new one gets the storage's
-    /// default).
+    /// without, it keeps the lifetime of the value it replaces, and a new one never expires.
     ///
     /// - Throws: `StorageError`.
     public func set<Object: Codable & Sendable>(key: String, value: Object, expires: Duration?) async throws {
@@ -76,7 +83,7 @@ where Base.Key == String, Base.Value == Data {
         if let expires {
             try await storage.set(data, forKey: key, timeToLive: expires)
         } else {
-            try await storage.setKeepingLifetime(data, forKey: key)
+            try await storage.setKeepingLifetime(data, forKey: key, orGiving: .unlimited)
         }
     }
 
@@ -114,7 +121,7 @@ where Base.Key == String, Base.Value == Data {
 
     private func encode(_ value: some Encodable, forKey key: String) throws(StorageError) -> Data {
         do {
-            return try JSONEncoder().encode(value)
+            return try TypedJSON.encode(value)
         } catch {
             throw StorageError.wrapping(
                 error,
@@ -127,11 +134,14 @@ where Base.Key == String, Base.Value == Data {
     }
 
     private func decode<Object: Decodable>(_ data: Data, as type: Object.Type) throws -> Object {
+        let read: TypedJSON.Read<Object>
         do {
-            return try JSONDecoder().decode(type, from: data)
+            read = try TypedJSON.decode(type, from: data)
         } catch {
             throw PersistError.invalidConversion
         }
+        guard case .value(let object) = read else { throw PersistError.invalidConversion }
+        return object
     }
 }
 

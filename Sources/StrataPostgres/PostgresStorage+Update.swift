@@ -21,7 +21,7 @@ extension PostgresStorage {
         forKey key: String,
         _ body: (inout Data?) throws -> Result
     ) async throws(StorageError) -> Result {
-        try await updateReportingExpiry(forKey: key, timeToLive: nil, body).result
+        try await updateReportingExpiry(forKey: key, lifetime: nil, body).result
     }
 
     /// ``update(forKey:_:)``, giving the value `body` leaves a time to live of its own: with one,
@@ -35,25 +35,45 @@ extension PostgresStorage {
         timeToLive: Duration?,
         _ body: (inout Data?) throws -> Result
     ) async throws(StorageError) -> Result {
-        try await updateReportingExpiry(forKey: key, timeToLive: timeToLive, body).result
+        try await updateReportingExpiry(forKey: key, lifetime: timeToLive.map(Lifetime.remaining), body).result
     }
 
-    /// ``update(forKey:timeToLive:_:)``, also returning the expiry (seconds since 1970, on the
+    /// ``update(forKey:_:)``, giving the value `body` leaves a lifetime of its own: with one, the
+    /// value gets it whether it is new or replaces one (`Lifetime.unlimited` never expires,
+    /// whatever the default; zero or less removes the key); with `nil`, a replaced value keeps its
+    /// lifetime and a new one gets the default.
+    ///
+    /// - Throws: as ``update(forKey:_:)``.
+    @discardableResult
+    public func update<Result>(
+        forKey key: String,
+        lifetime: Lifetime?,
+        _ body: (inout Data?) throws -> Result
+    ) async throws(StorageError) -> Result {
+        try await updateReportingExpiry(forKey: key, lifetime: lifetime, body).result
+    }
+
+    /// ``update(forKey:lifetime:_:)``, also returning the expiry (seconds since 1970, on the
     /// storage's clock) of the value it wrote, whose `nil` inside means never, or `nil` when it
     /// removed the key. ``SharedCache`` keeps the value in memory no longer than that.
     func updateReportingExpiry<Result>(
         forKey key: String,
-        timeToLive: Duration?,
+        lifetime: Lifetime?,
         _ body: (inout Data?) throws -> Result
     ) async throws(StorageError) -> (result: Result, expiry: Double??) {
         let stored = storedKey(key)
         let now = now()
-        let expiry = expiry(timeToLive: timeToLive, now: now)
-        // Without a time to live of its own, a value that replaces a live one keeps its expiry,
+        let expiry: Double? =
+            if let lifetime {
+                lifetime.expiry(after: now).isFinite ? lifetime.expiry(after: now) : nil
+            } else {
+                expiry(timeToLive: nil, now: now)
+            }
+        // Without a lifetime of its own, a value that replaces a live one keeps its expiry,
         // unless rules work one out.
-        let rules = timeToLive == nil ? options.expiry : nil
-        let keepsExpiry = timeToLive == nil && rules == nil
-        let runOut = timeToLive.map { $0 <= .zero } ?? false
+        let rules = lifetime == nil ? options.expiry : nil
+        let keepsExpiry = lifetime == nil && rules == nil
+        let runOut = lifetime?.hasRunOut ?? false
         let table = table
         // The advisory lock's id, the same in every process.
         let lock = Int64(bitPattern: FNV1a.hash(stored))

@@ -34,7 +34,7 @@ extension PostgresStorage {
         if timeToLive == nil, let rules = options.expiry {
             if rules.hasUpdateRule {
                 // The rule needs the old value's lifetime: read and write under the key's lock.
-                _ = try await updateReportingExpiry(forKey: key, timeToLive: nil) { $0 = value }
+                _ = try await updateReportingExpiry(forKey: key, lifetime: nil) { $0 = value }
                 return
             }
             guard let ruled = rules.expiry(of: value, forKey: key, replacing: nil, now: now) else {
@@ -128,7 +128,7 @@ extension PostgresStorage {
     func setValues(_ values: [String: Data], by rules: Expiry<String, Data>) async throws(StorageError) {
         if rules.hasUpdateRule {
             for (key, value) in values {
-                _ = try await updateReportingExpiry(forKey: key, timeToLive: nil) { $0 = value }
+                _ = try await updateReportingExpiry(forKey: key, lifetime: nil) { $0 = value }
             }
             return
         }

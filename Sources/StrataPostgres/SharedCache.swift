@@ -305,10 +305,20 @@ extension SharedCache: UpdatableStorage, LifetimeStorage, EnumerableStorage, Cle
         timeToLive: Duration?,
         _ body: (inout Data?) throws -> Result
     ) async throws(StorageError) -> Result {
+        try await update(forKey: key, lifetime: timeToLive.map(Lifetime.remaining), body)
+    }
+
+    /// Updates `key` atomically in PostgreSQL, giving the value `body` leaves a lifetime of its
+    /// own (see ``PostgresStorage/update(forKey:lifetime:_:)``), then memory.
+    public func update<Result>(
+        forKey key: String,
+        lifetime: Lifetime?,
+        _ body: (inout Data?) throws -> Result
+    ) async throws(StorageError) -> Result {
         memory.removeValue(forKey: key)
         let before = state.snapshot()
         var written: Data?
-        let (result, expiry) = try await storage.updateReportingExpiry(forKey: key, timeToLive: timeToLive) {
+        let (result, expiry) = try await storage.updateReportingExpiry(forKey: key, lifetime: lifetime) {
             (value: inout Data?) throws -> Result in
             let result = try body(&value)
             written = value

@@ -119,10 +119,23 @@ extension SQLiteStorage: UpdatableStorage, LifetimeStorage, EnumerableStorage, C
         timeToLive: Duration?,
         _ body: (inout Data?) throws -> Result
     ) async throws(StorageError) -> Result {
+        try await update(forKey: key, lifetime: timeToLive.map(Lifetime.remaining), body)
+    }
+
+    /// `update(forKey:_:)`, giving the value `body` leaves a lifetime of its own, as the
+    /// synchronous method of the same name does; `body` runs as the other async update's does.
+    ///
+    /// - Throws: as the other async update.
+    @discardableResult
+    public func update<Result>(
+        forKey key: String,
+        lifetime: Lifetime?,
+        _ body: (inout Data?) throws -> Result
+    ) async throws(StorageError) -> Result {
         let key = normalizedKey(key)
         let name = name
         return try await BlockingIOPool.shared.update(
-            read: { () throws(StorageError) in try self.readForUpdate(key, timeToLive: timeToLive) },
+            read: { () throws(StorageError) in try self.readForUpdate(key, lifetime: lifetime) },
             value: \.value,
             commit: { (read, value) throws(StorageError) in try self.commitUpdate(read, value: value) },
             aborted: { error in
@@ -139,7 +152,7 @@ extension SQLiteStorage {
         var key: String
         var row: StoredRow?
         var now: Double
-        var timeToLive: Duration?
+        var lifetime: Lifetime?
         var value: Data?
     }
 
@@ -150,8 +163,8 @@ extension SQLiteStorage {
     }
 
     /// The first half of an async update: reads `key`'s row and its live value; the second half
-    /// gives the written value `timeToLive` when there is one.
-    func readForUpdate(_ key: String, timeToLive: Duration?) throws(StorageError) -> UpdateRead {
+    /// gives the written value `lifetime` when there is one.
+    func readForUpdate(_ key: String, lifetime: Lifetime?) throws(StorageError) -> UpdateRead {
         let now = now()
         let row: StoredRow?
         do {
@@ -164,7 +177,7 @@ extension SQLiteStorage {
             guard row.expiry.map({ $0 > now }) ?? true else { return nil }
             return try data(row.value, key: key)
         }
-        return UpdateRead(key: key, row: row, now: now, timeToLive: timeToLive, value: value)
+        return UpdateRead(key: key, row: row, now: now, lifetime: lifetime, value: value)
     }
 
     /// The second half of an async update: in one write transaction, writes `value` (or removes
@@ -183,7 +196,7 @@ extension SQLiteStorage {
                         value: value,
                         hadValue: current != nil,
                         liveExpiry: read.value != nil ? .some(read.row?.expiry) : nil,
-                        timeToLive: read.timeToLive,
+                        lifetime: read.lifetime,
                         now: read.now
                     )
                     outcome = (true, wrote)

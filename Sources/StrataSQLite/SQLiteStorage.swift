@@ -642,6 +642,21 @@ public final class SQLiteStorage: Sendable {
         timeToLive: Duration?,
         _ body: (inout Data?) throws -> Result
     ) throws(StorageError) -> Result {
+        try update(forKey: key, lifetime: timeToLive.map(Lifetime.remaining), body)
+    }
+
+    /// `update(forKey:_:)`, giving the value `body` leaves a lifetime of its own: with one, the
+    /// value gets it whether it is new or replaces one (`Lifetime.unlimited` never expires,
+    /// whatever the default; zero or less removes the key); with `nil`, a replaced value keeps its
+    /// lifetime and a new one gets the default.
+    ///
+    /// - Throws: as `update(forKey:_:)`.
+    @discardableResult
+    public func update<Result>(
+        forKey key: String,
+        lifetime: Lifetime?,
+        _ body: (inout Data?) throws -> Result
+    ) throws(StorageError) -> Result {
         let key = normalizedKey(key)
         let now = now()
         var bodyError: (any Error)?
@@ -668,7 +683,7 @@ public final class SQLiteStorage: Sendable {
                         value: value,
                         hadValue: before != nil || row != nil,
                         liveExpiry: before != nil ? .some(row?.expiry) : nil,
-                        timeToLive: timeToLive,
+                        lifetime: lifetime,
                         now: now
                     )
                     return .commit
@@ -690,7 +705,7 @@ public final class SQLiteStorage: Sendable {
 
 extension SQLiteStorage {
     /// Writes an update's result inside its transaction: the value, or a removal for `nil`.
-    /// A value gets `timeToLive` when there is one (zero or less removes the row instead);
+    /// A value gets `lifetime` when there is one (zero or less removes the row instead);
     /// otherwise a value that replaces a live one keeps its expiry (`liveExpiry`, whose `nil`
     /// inside means never) and a new one gets the default. Returns whether a value was written.
     func writeUpdated(
@@ -699,14 +714,15 @@ extension SQLiteStorage {
         value: Data?,
         hadValue: Bool,
         liveExpiry: Double??,
-        timeToLive: Duration?,
+        lifetime: Lifetime?,
         now: Double
     ) throws -> Bool {
         var value = value
-        if let timeToLive, timeToLive <= .zero { value = nil }
+        if lifetime?.hasRunOut == true { value = nil }
         var newExpiry: Double?
-        if let timeToLive {
-            newExpiry = now + timeToLive.timeInterval
+        if let lifetime {
+            let expiry = lifetime.expiry(after: now)
+            newExpiry = expiry.isFinite ? expiry : nil
         } else if let rules = options.expiry, let written = value {
             // The live value's lifetime is `liveExpiry`; its inner `nil` means never.
             let replacing = liveExpiry.map { $0 ?? .infinity }

@@ -166,14 +166,14 @@ extension TracedStorage: LifetimeStorage where Base: LifetimeStorage {
         }
     }
 
-    /// Updates the value for `key` giving it a time to live, in an `update` span.
+    /// Updates the value for `key` giving it a lifetime, in an `update` span.
     public func update<Result>(
         forKey key: Key,
-        timeToLive: Duration?,
+        lifetime: Lifetime?,
         _ body: (inout Value?) throws -> Result
     ) async throws(StorageError) -> Result {
         try await traced("update") { () async throws(StorageError) -> Result in
-            try await base.update(forKey: key, timeToLive: timeToLive, body)
+            try await base.update(forKey: key, lifetime: lifetime, body)
         }
     }
 }

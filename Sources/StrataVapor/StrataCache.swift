@@ -20,10 +20,17 @@ public import Vapor
 /// }
 /// ```
 ///
-/// Values are stored as JSON. `set(_:to:expiresIn:)` gives the value that lifetime; without one
-/// it gets the storage's default time to live (never, for a storage made without one). Setting
-/// `nil` removes the key. A stored value that does not decode as the requested type fails with
-/// `StorageError` code `decodingFailed` and stays stored.
+/// Values are stored as JSON behind a short header that names their Swift type, and the cache
+/// keeps the rules of Vapor's own `.memory` cache: `set(_:to:expiresIn:)` gives the value that
+/// lifetime, and without one the value never expires (even in a storage made with a default time
+/// to live); setting `nil` removes the key; a value stored as another type reads as `nil`
+/// (`set(5)` read as a `Double`, or one struct read as another of the same shape) and stays
+/// stored. A value of the type asked for that no longer decodes (its type changed shape, or the
+/// data is damaged) fails with `StorageError` code `decodingFailed`, and stays stored too.
+///
+/// A type's name is part of what is stored: a value stored as a type that was since renamed or
+/// moved to another module reads as `nil`. Data stored without the header (by an earlier
+/// version, or by another program) is decoded by its shape.
 ///
 /// Every failure is a `StorageError`, which Vapor answers with a status of its own
 /// (`400` for a key the storage refuses, `503` when the storage timed out or is closed, `500`
@@ -50,7 +57,8 @@ public struct StrataCache<Base: LifetimeStorage>: Cache, Sendable where Base.Key
         // Seen by the closure below only as `any DecodingCompletion`: Vapor's API does not make
         // `T`'s metatype `Sendable`, so no `@Sendable` closure may name `T`.
         let completion: any DecodingCompletion = PendingDecoding(promise: promise, key: key) { data in
-            try JSONDecoder().decode(T.self, from: data)
+            guard case .value(let value) = try TypedJSON.decode(T.self, from: data) else { return nil }
+            return value
         }
         eventLoop.makeFutureWithTask { () async throws -> Data? in
             try await storage.value(forKey: key)
@@ -59,13 +67,13 @@ public struct StrataCache<Base: LifetimeStorage>: Cache, Sendable where Base.Key
         return promise.futureResult
     }
 
-    /// Stores `value` for `key` with the storage's default time to live; `nil` removes the key.
+    /// Stores `value` for `key`, never to expire; `nil` removes the key.
     public func set<T>(_ key: String, to value: T?) -> EventLoopFuture<Void> where T: Encodable {
         set(key, to: value, expiresIn: nil)
     }
 
-    /// Stores `value` for `key`, expiring after `expirationTime` (the storage's default time to
-    /// live when `nil`); `nil` removes the key.
+    /// Stores `value` for `key`, expiring after `expirationTime` (never when `nil`, whatever the
+    /// storage's default time to live); `nil` removes the key.
     public func set<T>(
         _ key: String,
         to value: T?,
@@ -79,7 +87,7 @@ public struct StrataCache<Base: LifetimeStorage>: Cache, Sendable where Base.Key
         }
         let data: Data
         do {
-            data = try JSONEncoder().encode(value)
+            data = try TypedJSON.encode(value)
         } catch {
             return eventLoop.makeFailedFuture(
                 StorageError.wrapping(
@@ -91,9 +99,9 @@ public struct StrataCache<Base: LifetimeStorage>: Cache, Sendable where Base.Key
                 )
             )
         }
-        let timeToLive = expirationTime.map { Duration.seconds($0.seconds) }
+        let lifetime = expirationTime.map { Lifetime.remaining(.seconds($0.seconds)) } ?? .unlimited
         return eventLoop.makeFutureWithTask { () async throws in
-            try await storage.set(data, forKey: key, timeToLive: timeToLive)
+            try await storage.set(data, forKey: key, lifetime: lifetime)
         }
     }
 
@@ -116,7 +124,8 @@ private protocol DecodingCompletion: Sendable {
 private struct PendingDecoding<T>: DecodingCompletion, @unchecked Sendable {
     let promise: EventLoopPromise<T?>
     let key: String
-    let decode: (Data) throws -> T
+    /// The value in the data, or `nil` when the data holds a value of another type.
+    let decode: (Data) throws -> T?
 
     /// Runs on the promise's event loop: the read's future completes there.
     func complete(with result: Result<Data?, any Error>) {

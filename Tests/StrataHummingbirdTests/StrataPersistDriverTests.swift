@@ -36,21 +36,30 @@ import Testing
         }
     }
 
-    static func make(_ kind: Kind) async throws -> Made {
+    /// A storage of `kind` whose values live `timeToLive` unless a write gives them a lifetime
+    /// (never, for `nil`).
+    static func make(_ kind: Kind, timeToLive: Duration? = nil) async throws -> Made {
         switch kind {
         case .memory:
-            return Made(MemoryStorage<String, Data>(), dispose: {})
+            return Made(try MemoryStorage<String, Data>(timeToLive: timeToLive), dispose: {})
         case .disk:
             let folder = try TemporaryFolder()
-            return Made(try DiskStorage(url: folder.url), dispose: { folder.remove() })
+            var options = DiskStorage.Options()
+            options.timeToLive = timeToLive
+            return Made(try DiskStorage(url: folder.url, options: options), dispose: { folder.remove() })
         case .sqlite:
             let folder = try TemporaryFolder()
-            return Made(try SQLiteStorage(path: folder.child("values.sqlite").path), dispose: { folder.remove() })
+            var options = SQLiteStorage.Options()
+            options.timeToLive = timeToLive
+            return Made(
+                try SQLiteStorage(path: folder.child("values.sqlite").path, options: options),
+                dispose: { folder.remove() }
+            )
         case .postgres:
-            let storage = try await TestPostgres.storage()
+            let storage = try await TestPostgres.storage(timeToLive: timeToLive)
             return Made(storage, dispose: { await TestPostgres.dispose(storage) })
         case .sharedCache:
-            let storage = try await TestPostgres.storage()
+            let storage = try await TestPostgres.storage(timeToLive: timeToLive)
             let shared = try await storage.sharedCache()
             return Made(
                 shared,
@@ -92,6 +101,20 @@ import Testing
         router.get("/persist/:tag") { _, context -> String? in
             try await persist.get(key: try context.parameters.require("tag"), as: String.self)
         }
+        router.put("/number/:tag") { request, context -> HTTPResponse.Status in
+            let body = try await request.body.collect(upTo: 1 << 20)
+            guard let number = Int(String(buffer: body)) else { throw HTTPError(.badRequest) }
+            try await persist.set(key: try context.parameters.require("tag"), value: number)
+            return .ok
+        }
+        router.get("/double/:tag") { _, context -> String? in
+            do {
+                return try await persist.get(key: try context.parameters.require("tag"), as: Double.self)
+                    .map { String($0) }
+            } catch let error as PersistError where error == .invalidConversion {
+                throw HTTPError(.unprocessableContent)
+            }
+        }
         router.get("/number/:tag") { _, context -> String? in
             do {
                 return try await persist.get(key: try context.parameters.require("tag"), as: Int.self).map(String.init)
@@ -111,12 +134,14 @@ import Testing
         return router
     }
 
-    /// Runs `body` against an app whose routes use a driver over a fresh storage of `kind`.
+    /// Runs `body` against an app whose routes use a driver over a fresh storage of `kind`, whose
+    /// values live `timeToLive` unless a write gives them a lifetime.
     static func withApp(
         _ kind: Kind,
+        timeToLive: Duration? = nil,
         _ body: @escaping @Sendable (any TestClientProtocol, Made) async throws -> Void
     ) async throws {
-        let made = try await make(kind)
+        let made = try await make(kind, timeToLive: timeToLive)
         do {
             let app = Application(router: router(made.persist))
             try await app.test(.router) { client in try await body(client, made) }
@@ -243,6 +268,92 @@ import Testing
         }
     }
 
+    /// Hummingbird's memory driver keeps a value given no expiry forever; so must the driver on
+    /// a storage whose values otherwise live a minute.
+    @Test(arguments: Kind.allCases)
+    func noExpiryMeansNeverEvenOnAStorageWithADefaultLifetime(kind: Kind) async throws {
+        try await Self.withApp(kind, timeToLive: .seconds(60)) { client, made in
+            try await client.execute(uri: "/create/created", method: .post, body: Self.body("a")) {
+                #expect($0.status == .created)
+            }
+            try await client.execute(uri: "/persist/set", method: .put, body: Self.body("b")) {
+                #expect($0.status == .ok)
+            }
+            try await client.execute(uri: "/persist/kept/600", method: .put, body: Self.body("c")) {
+                #expect($0.status == .ok)
+            }
+            try await client.execute(uri: "/persist/kept", method: .put, body: Self.body("d")) {
+                #expect($0.status == .ok)
+            }
+            for key in ["created", "set"] {
+                try await client.execute(uri: "/persist/\(key)/ttl", method: .get) { response in
+                    #expect(String(buffer: response.body) == "never", "\(key) given no expiry")
+                }
+                #expect(try await made.storage.lifetime(forKey: key) == .unlimited, "\(key) in the storage")
+            }
+            try await client.execute(uri: "/persist/kept/ttl", method: .get) { response in
+                let seconds = Int(String(buffer: response.body)) ?? -1
+                #expect((540...600).contains(seconds), "a set without an expiry kept \(seconds) s")
+            }
+            try await client.execute(uri: "/persist/kept", method: .get) { response in
+                #expect(String(buffer: response.body) == "d")
+            }
+        }
+    }
+
+    /// Hummingbird's memory driver casts: a value is read only as the type it was stored as.
+    @Test(arguments: Kind.allCases)
+    func aNumberReadAsAnotherNumberTypeIsAnInvalidConversion(kind: Kind) async throws {
+        try await Self.withApp(kind) { client, _ in
+            try await client.execute(uri: "/number/five", method: .put, body: Self.body("5")) {
+                #expect($0.status == .ok)
+            }
+            try await client.execute(uri: "/double/five", method: .get) { response in
+                #expect(response.status == .unprocessableContent, "an Int read as a Double: \(response.status)")
+            }
+            try await client.execute(uri: "/number/five", method: .get) { response in
+                #expect(String(buffer: response.body) == "5")
+            }
+        }
+    }
+
+    struct Point: Codable, Equatable {
+        var x: Int
+        var y: Int
+    }
+
+    struct Size: Codable, Equatable {
+        var x: Int
+        var y: Int
+    }
+
+    @Test(arguments: Kind.allCases)
+    func aStructReadAsAnotherOfTheSameShapeIsAnInvalidConversion(kind: Kind) async throws {
+        let made = try await Self.make(kind)
+        let persist = made.persist
+        do {
+            try await persist.set(key: "corner", value: Point(x: 1, y: 2))
+            await #expect(throws: PersistError.invalidConversion) {
+                _ = try await persist.get(key: "corner", as: Size.self)
+            }
+            #expect(try await persist.get(key: "corner", as: Point.self) == Point(x: 1, y: 2))
+        } catch {
+            await made.dispose()
+            throw error
+        }
+        await made.dispose()
+    }
+
+    @Test func dataStoredWithoutATypeIsReadByItsShape() async throws {
+        let storage = MemoryStorage<String, Data>()
+        let persist = StrataPersistDriver(storage)
+        storage.set(Data(#"{"x":1,"y":2}"#.utf8), forKey: "earlier")
+        #expect(try await persist.get(key: "earlier", as: Point.self) == Point(x: 1, y: 2))
+        await #expect(throws: PersistError.invalidConversion) {
+            _ = try await persist.get(key: "earlier", as: String.self)
+        }
+    }
+
     @Test func expiredValuesAreGoneAndCreateMayReuseTheirKey() async throws {
         let clock = ManualClock()
         let persist = StrataPersistDriver(try MemoryStorage<String, Data>(clock: clock))
@@ -326,7 +437,11 @@ import Testing
 
 /// Without the Hummingbird trait this target holds no tests; the default traits include it.
 @Suite struct StrataPersistDriverTests {
-    @Test(.disabled("StrataHummingbird is built only with the Hummingbird trait (on by default)"))
+    @Test(
+        .disabled(
+            "StrataHummingbird is built only with the Hummingbird and Postgres traits (`swift test --enable-all-traits`)"
+        )
+    )
     func needsTheHummingbirdTrait() {}
 }
 #endif

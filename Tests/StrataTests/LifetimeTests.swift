@@ -25,6 +25,42 @@ import Testing
         #expect(cache.statistics.hits == 0 && cache.statistics.misses == 0, "asking is not a use")
     }
 
+    /// `Lifetime.unlimited` given to a write outlives the storage's default, on memory and disk;
+    /// `setKeepingLifetime(_:forKey:orGiving:)` keeps a replaced value's lifetime and gives a new
+    /// one its own.
+    @Test func anUnlimitedLifetimeOutlivesTheDefaultOnMemoryAndDisk() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let clock = ManualClock()
+        let memory = try MemoryStorage<String, Data>(timeToLive: .seconds(60), clock: clock)
+        var options = DiskStorage.Options()
+        options.clock = clock
+        options.timeToLive = .seconds(60)
+        let disk = try DiskStorage(url: folder.url, options: options)
+        let storages: [any LifetimeStorage<String, Data>] = [memory, disk]
+        for storage in storages {
+            try await storage.set(Data("a".utf8), forKey: "forever", lifetime: .unlimited)
+            try await storage.update(forKey: "created", lifetime: .unlimited) { $0 = $0 ?? Data("b".utf8) }
+            try await storage.set(Data("c".utf8), forKey: "kept", timeToLive: .seconds(10))
+            try await storage.setKeepingLifetime(Data("d".utf8), forKey: "kept", orGiving: .unlimited)
+            try await storage.setKeepingLifetime(Data("e".utf8), forKey: "new", orGiving: .unlimited)
+            try await storage.set(Data("f".utf8), forKey: "default")
+        }
+        clock.advance(by: .seconds(11))
+        for storage in storages {
+            #expect(try await storage.lifetime(forKey: "kept") == nil, "a kept lifetime of 10 s ran out")
+            #expect(try await storage.lifetime(forKey: "default") == .remaining(.seconds(49)))
+        }
+        clock.advance(by: .seconds(3600))
+        for storage in storages {
+            for key in ["forever", "created", "new"] {
+                #expect(try await storage.lifetime(forKey: key) == .unlimited, "\(key) in \(type(of: storage))")
+            }
+            #expect(try await storage.value(forKey: "new") == Data("e".utf8))
+            #expect(try await storage.value(forKey: "default") == nil)
+        }
+    }
+
     @Test func diskReportsWhatIsLeftAndAnUpdateKeepsIt() throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }

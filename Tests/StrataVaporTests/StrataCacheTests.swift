@@ -101,20 +101,123 @@ import VaporTesting
         #expect(storage.count <= 100)
     }
 
-    @Test func aValueOfAnotherTypeIsADecodingErrorAndStaysStored() async throws {
+    /// Vapor's memory cache answers `nil` for a value of another type; so does this one.
+    @Test func aValueOfAnotherTypeIsNilAndStaysStored() async throws {
         let storage = MemoryStorage<String, Data>()
         try await Self.withCache(storage) { app in
             try await app.cache.set("word", to: "not a number")
+            #expect(try await app.cache.get("word", as: Int.self) == nil)
+            try await app.testing().test(.GET, "number/word") { response in
+                #expect(response.status == .ok)
+                #expect(response.body.string == "none")
+            }
+            #expect(try await app.cache.get("word", as: String.self) == "not a number")
+        }
+    }
+
+    /// Data that says it is an `Int` and is not (damaged, or its type changed shape) is a
+    /// decoding error, never a crash, and stays stored.
+    @Test func aDamagedValueOfTheTypeAskedForIsADecodingErrorAndStaysStored() async throws {
+        let storage = MemoryStorage<String, Data>()
+        let damaged = Data([0x1E] + Array("Swift.Int".utf8) + [0x1E] + Array("[not json".utf8))
+        storage.set(damaged, forKey: "count")
+        try await Self.withCache(storage) { app in
             await #expect {
-                _ = try await app.cache.get("word", as: Int.self)
+                _ = try await app.cache.get("count", as: Int.self)
             } throws: { error in
                 (error as? StorageError)?.code == .decodingFailed
             }
-            try await app.testing().test(.GET, "number/word") { response in
+            try await app.testing().test(.GET, "number/count") { response in
                 #expect(response.status == .internalServerError)
-                #expect(!response.body.string.contains("not a number"))
+                #expect(!response.body.string.contains("not json"))
             }
-            #expect(try await app.cache.get("word", as: String.self) == "not a number")
+        }
+        #expect(storage.value(forKey: "count") == damaged)
+    }
+
+    /// The storages the cache is checked on.
+    enum Kind: String, CaseIterable, CustomTestStringConvertible {
+        case memory, disk, sqlite, postgres
+        var testDescription: String { rawValue }
+    }
+
+    /// Runs `body` with a cache over a fresh storage of `kind` whose values live `timeToLive`
+    /// unless a write gives them a lifetime, and the storage.
+    static func withCache(
+        _ kind: Kind,
+        timeToLive: Duration?,
+        _ body: @escaping @Sendable (Application, any LifetimeStorage<String, Data>) async throws -> Void
+    ) async throws {
+        switch kind {
+        case .memory:
+            let storage = try MemoryStorage<String, Data>(timeToLive: timeToLive)
+            try await withCache(storage) { try await body($0, storage) }
+        case .disk:
+            let folder = try TemporaryFolder()
+            defer { folder.remove() }
+            var options = DiskStorage.Options()
+            options.timeToLive = timeToLive
+            let storage = try DiskStorage(url: folder.url, options: options)
+            try await withCache(storage) { try await body($0, storage) }
+        case .sqlite:
+            let folder = try TemporaryFolder()
+            defer { folder.remove() }
+            var options = SQLiteStorage.Options()
+            options.timeToLive = timeToLive
+            let storage = try SQLiteStorage(path: folder.child("values.sqlite").path, options: options)
+            try await withCache(storage) { try await body($0, storage) }
+        case .postgres:
+            var options = PostgresStorage.Options(table: PostgresTestEnvironment.uniqueTable())
+            options.timeToLive = timeToLive
+            options.operationTimeout = .seconds(20)
+            let storage = try await PostgresStorage(url: try PostgresTestEnvironment.url(), options: options)
+            do {
+                try await withCache(storage) { try await body($0, storage) }
+            } catch {
+                await storage.dropTableForTesting()
+                await storage.close()
+                throw error
+            }
+            await storage.dropTableForTesting()
+            await storage.close()
+        }
+    }
+
+    /// Vapor's memory cache keeps a value set without an expiry forever; so must this one on a
+    /// storage whose values otherwise live a minute.
+    @Test(arguments: Kind.allCases)
+    func noExpiryMeansNeverEvenOnAStorageWithADefaultLifetime(kind: Kind) async throws {
+        try await Self.withCache(kind, timeToLive: .seconds(60)) { app, storage in
+            try await app.testing().test(.PUT, "cache/forever", body: ByteBuffer(string: "a")) {
+                #expect($0.status == .ok)
+            }
+            #expect(try await storage.lifetime(forKey: "forever") == .unlimited)
+            // Also over a value that had a lifetime: Vapor's cache replaces it.
+            try await app.testing().test(.PUT, "cache/code?seconds=600", body: ByteBuffer(string: "b")) {
+                #expect($0.status == .ok)
+            }
+            try await app.testing().test(.PUT, "cache/code", body: ByteBuffer(string: "c")) {
+                #expect($0.status == .ok)
+            }
+            #expect(try await storage.lifetime(forKey: "code") == .unlimited)
+            try await app.testing().test(.PUT, "cache/short?seconds=30", body: ByteBuffer(string: "d")) {
+                #expect($0.status == .ok)
+            }
+            guard case .remaining(let left)? = try await storage.lifetime(forKey: "short") else {
+                Issue.record("a value set for 30 s has no lifetime")
+                return
+            }
+            #expect(left > .seconds(20) && left <= .seconds(30))
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
+    func aNumberReadAsAnotherNumberTypeIsNil(kind: Kind) async throws {
+        try await Self.withCache(kind, timeToLive: nil) { app, _ in
+            try await app.cache.set("five", to: 5)
+            #expect(try await app.cache.get("five", as: Double.self) == nil)
+            #expect(try await app.cache.get("five", as: Int.self) == 5)
+            try await app.testing().test(.GET, "number/five") { #expect($0.body.string == "5") }
         }
     }
 
@@ -204,7 +307,7 @@ import Testing
 
 /// Without the Vapor trait this target holds no tests; the default traits include it.
 @Suite struct StrataCacheTests {
-    @Test(.disabled("StrataVapor is built only with the Vapor trait (on by default)"))
+    @Test(.disabled("StrataVapor is built only with the Vapor and Postgres traits (`swift test --enable-all-traits`)"))
     func needsTheVaporTrait() {}
 }
 #endif

@@ -137,11 +137,24 @@ extension DiskStorage: UpdatableStorage, LifetimeStorage, EnumerableStorage, Cle
         timeToLive: Duration?,
         _ body: (inout Data?) throws -> Result
     ) async throws(StorageError) -> Result {
+        try await update(forKey: key, lifetime: timeToLive.map(Lifetime.remaining), body)
+    }
+
+    /// `update(forKey:_:)`, giving the value `body` leaves a
+    /// lifetime of its own, as the synchronous method of the same name does.
+    ///
+    /// - Throws: What the synchronous method of the same name throws.
+    @discardableResult
+    public func update<Result>(
+        forKey key: String,
+        lifetime: Lifetime?,
+        _ body: (inout Data?) throws -> Result
+    ) async throws(StorageError) -> Result {
         let observation = beginObservation()
         defer { endObservation(.update, observation) }
         let key = try normalizedKey(key)
         return try await BlockingIOPool.shared.update(
-            read: { () throws(StorageError) in try self.readForUpdate(key, timeToLive: timeToLive) },
+            read: { () throws(StorageError) in try self.readForUpdate(key, lifetime: lifetime) },
             value: \.value,
             commit: { (read, value) throws(StorageError) in try self.commitUpdate(read, value: value) },
             aborted: { self.updateAborted($0, key: key) },

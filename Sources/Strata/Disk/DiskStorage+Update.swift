@@ -32,11 +32,26 @@ extension DiskStorage {
         timeToLive: Duration?,
         _ body: (inout Data?) throws -> Result
     ) throws(StorageError) -> Result {
+        try update(forKey: key, lifetime: timeToLive.map(Lifetime.remaining), body)
+    }
+
+    /// `update(forKey:_:)`, giving the value `body` leaves a lifetime of its own: with one, the
+    /// value gets it whether it is new or replaces one (``Lifetime/unlimited`` never expires,
+    /// whatever the default; zero or less removes the key); with `nil`, a replaced value keeps its
+    /// lifetime and a new one gets the default.
+    ///
+    /// - Throws: as `update(forKey:_:)`.
+    @discardableResult
+    public func update<Result>(
+        forKey key: String,
+        lifetime: Lifetime?,
+        _ body: (inout Data?) throws -> Result
+    ) throws(StorageError) -> Result {
         let observation = beginObservation()
         defer { endObservation(.update, observation) }
         let key = try normalizedKey(key)
         while true {
-            let read = try readForUpdate(key, timeToLive: timeToLive)
+            let read = try readForUpdate(key, lifetime: lifetime)
             var value = read.value
             let result: Result
             do {
@@ -55,19 +70,19 @@ extension DiskStorage {
         fileprivate var digest: String
         fileprivate var before: Found?
         fileprivate var now: Double
-        fileprivate var timeToLive: Duration?
+        fileprivate var lifetime: Lifetime?
         var value: Data?
     }
 
     /// The first half of an update: reads `key` (already normalized) and its live value; the
-    /// second half gives the written value `timeToLive` when there is one.
-    func readForUpdate(_ key: String, timeToLive: Duration?) throws(StorageError) -> UpdateRead {
+    /// second half gives the written value `lifetime` when there is one.
+    func readForUpdate(_ key: String, lifetime: Lifetime?) throws(StorageError) -> UpdateRead {
         let digest = digest(of: key)
         let before = try find(key, digest: digest)
         let now = now()
         let live = before.flatMap { liveUntil($0.header, modified: $0.file.modified) > now ? $0 : nil }
         let value = live.map { found in Data(found.file.bytes[found.payload]) }
-        return UpdateRead(key: key, digest: digest, before: before, now: now, timeToLive: timeToLive, value: value)
+        return UpdateRead(key: key, digest: digest, before: before, now: now, lifetime: lifetime, value: value)
     }
 
     /// The second half of an update: writes `value` (or removes the key for `nil`) if the file is
@@ -77,7 +92,7 @@ extension DiskStorage {
         var value = value
         // The rules run before the stripe's lock is taken.
         var ruled: Double?
-        if read.timeToLive == nil, let rules = options.expiry, let written = value {
+        if read.lifetime == nil, let rules = options.expiry, let written = value {
             let replacing = read.value == nil ? nil : before.map { liveUntil($0.header, modified: $0.file.modified) }
             ruled = rules.expiry(of: written, forKey: key, replacing: replacing, now: read.now)
             if ruled == nil { value = nil }
@@ -87,12 +102,12 @@ extension DiskStorage {
             let current = try find(key, digest: digest, stripeHeld: true)
             guard current?.header == before?.header else { return false }
             // A time to live that has run out writes nothing: the key is removed instead.
-            let value = read.timeToLive.map { $0 <= .zero } == true ? nil : value
+            let value = read.lifetime?.hasRunOut == true ? nil : value
             if let value {
                 // A value that replaces a live one keeps its expiry unless the update gives one;
                 // a new one gets the update's time to live or the default.
                 let expiry =
-                    if let timeToLive = read.timeToLive { read.now + timeToLive.timeInterval } else if let ruled {
+                    if let lifetime = read.lifetime { lifetime.expiry(after: read.now) } else if let ruled {
                         ruled
                     } else if read.value != nil {
                         before.map { liveUntil($0.header, modified: $0.file.modified) }

@@ -523,6 +523,21 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         timeToLive: Duration?,
         _ body: (inout Value?) throws -> Result
     ) throws(StorageError) -> Result {
+        try update(forKey: key, lifetime: timeToLive.map(Lifetime.remaining), body)
+    }
+
+    /// ``update(forKey:_:)``, giving the value `body` leaves a lifetime of its own: with one, the
+    /// value gets it whether it is new or replaces one (``Lifetime/unlimited`` never expires,
+    /// whatever the default; zero or less removes the key); with `nil`, a replaced value keeps its
+    /// lifetime and a new one gets the default.
+    ///
+    /// - Throws: ``StorageError/Code/updateAborted`` when `body` throws; nothing is written.
+    @discardableResult
+    public func update<Result>(
+        forKey key: Key,
+        lifetime: Lifetime?,
+        _ body: (inout Value?) throws -> Result
+    ) throws(StorageError) -> Result {
         let start = observer?.measuresTime == true ? ContinuousClock.now : nil
         defer {
             if let observer {
@@ -541,12 +556,12 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
             } catch {
                 throw StorageError.updateAborted(by: error, key: key, storage: "MemoryStorage")
             }
-            if let timeToLive, timeToLive <= .zero { updated = nil }
-            // A value that replaces a live one keeps its lifetime unless `timeToLive` or the
-            // rules give one; a new one gets `timeToLive`, the rules' or the default.
+            if lifetime?.hasRunOut == true { updated = nil }
+            // A value that replaces a live one keeps its lifetime unless `lifetime` or the
+            // rules give one; a new one gets `lifetime`, the rules' or the default.
             var expiry = Double.infinity
-            if let timeToLive {
-                expiry = now + timeToLive.timeInterval
+            if let lifetime {
+                expiry = lifetime.expiry(after: now)
             } else if let rules = self.expiry, let value = updated {
                 if let ruled = rules.expiry(
                     of: value,
