@@ -8,11 +8,13 @@ import Synchronization
 
 extension PostgresStorage {
     /// Reads the value for `key`, lets `body` change it, and writes the result back in one
-    /// transaction that holds a lock on the key, so concurrent updates from any process never lose
-    /// one another; setting the value to `nil` removes it.
+    /// transaction that holds a lock on the key, so no write from any process (another update, a
+    /// plain `set`, a removal) is lost or slips in between; setting the value to `nil` removes it.
     ///
-    /// `body` runs once, while the key's lock is held: keep it short, and do not use this
-    /// storage's same key from inside it.
+    /// `body` runs while the key's lock is held: keep it short, and do not use this storage's same
+    /// key from inside it. It runs once, unless a plain `set` from elsewhere stores the key
+    /// between the read of a missing key and the write; then it runs again on that value, so it
+    /// should have no side effects.
     ///
     /// - Throws: `StorageError.Code.updateAborted` when `body` throws (the transaction is rolled
     ///   back), or any error of ``value(forKey:)``.
@@ -86,55 +88,75 @@ extension PostgresStorage {
             return try await perform("cannot update", key: key) { connection -> Double?? in
                 try await connection.withTransaction(logger: Self.logger) { connection -> Double?? in
                     try await connection.query("SELECT pg_advisory_xact_lock(\(lock))", logger: Self.logger)
-                    let rows = try await connection.query(
-                        """
-                        SELECT value, expiry FROM \(unescaped: table)
-                        WHERE digest = sha256(\(stored)) AND (expiry IS NULL OR expiry > \(now))
-                        """,
-                        logger: Self.logger
-                    )
-                    var value: Data?
-                    var liveExpiry: Double?
-                    for try await (current, currentExpiry) in rows.decode((Data, Double?).self) {
-                        value = current
-                        liveExpiry = currentExpiry ?? .infinity
-                    }
-                    currentValue.yield(.value(value))
-                    var iterator = decisions.makeAsyncIterator()
-                    guard case .value(let newValue)? = await iterator.next() else {
-                        throw UpdateBodyFailed(error: CancellationError())
-                    }
-                    var expiry = expiry
-                    var runOut = runOut
-                    if let rules, let newValue {
-                        if let ruled = rules.expiry(of: newValue, forKey: key, replacing: liveExpiry, now: now) {
-                            expiry = ruled.isFinite ? ruled : nil
-                        } else {
-                            runOut = true
-                        }
-                    }
-                    if let newValue, !runOut {
-                        let written = try await connection.query(
+                    var decisionIterator = decisions.makeAsyncIterator()
+                    while true {
+                        // The row, live or expired, locked until the transaction ends: a plain
+                        // `set` or `removeValue` of the key from any process waits for it.
+                        let rows = try await connection.query(
                             """
-                            INSERT INTO \(unescaped: table) (digest, key, value, expiry)
-                            VALUES (sha256(\(stored)), \(stored), \(newValue), \(expiry))
-                            ON CONFLICT (digest) DO UPDATE SET value = excluded.value, expiry = CASE
-                                WHEN \(keepsExpiry)
-                                    AND (\(unescaped: table).expiry IS NULL OR \(unescaped: table).expiry > \(now))
-                                THEN \(unescaped: table).expiry ELSE excluded.expiry END
-                            RETURNING expiry
+                            SELECT value, expiry FROM \(unescaped: table)
+                            WHERE digest = sha256(\(stored)) FOR UPDATE
                             """,
                             logger: Self.logger
                         )
-                        var kept: Double?
-                        for try await (writtenExpiry) in written.decode(Double?.self) { kept = writtenExpiry }
-                        return .some(kept)
-                    } else {
-                        try await connection.query(
-                            "DELETE FROM \(unescaped: table) WHERE digest = sha256(\(stored))",
+                        var rowExists = false
+                        var value: Data?
+                        var liveExpiry: Double?
+                        for try await (current, currentExpiry) in rows.decode((Data, Double?).self) {
+                            rowExists = true
+                            if currentExpiry.map({ $0 > now }) ?? true {
+                                value = current
+                                liveExpiry = currentExpiry ?? .infinity
+                            }
+                        }
+                        currentValue.yield(.value(value))
+                        guard case .value(let newValue)? = await decisionIterator.next() else {
+                            throw UpdateBodyFailed(error: CancellationError())
+                        }
+                        var expiry = expiry
+                        var runOut = runOut
+                        if let rules, let newValue {
+                            if let ruled = rules.expiry(of: newValue, forKey: key, replacing: liveExpiry, now: now) {
+                                expiry = ruled.isFinite ? ruled : nil
+                            } else {
+                                runOut = true
+                            }
+                        } else if keepsExpiry, let liveExpiry {
+                            expiry = liveExpiry.isFinite ? liveExpiry : nil
+                        }
+                        guard let newValue, !runOut else {
+                            if rowExists {
+                                try await connection.query(
+                                    "DELETE FROM \(unescaped: table) WHERE digest = sha256(\(stored))",
+                                    logger: Self.logger
+                                )
+                            }
+                            return .none
+                        }
+                        if rowExists {
+                            try await connection.query(
+                                """
+                                UPDATE \(unescaped: table) SET value = \(newValue), expiry = \(expiry)
+                                WHERE digest = sha256(\(stored))
+                                """,
+                                logger: Self.logger
+                            )
+                            return .some(expiry)
+                        }
+                        // No row to lock: a plain `set` may insert one meanwhile. Insert only if
+                        // none is there; when one is, read it (locked now) and run `body` again.
+                        let inserted = try await connection.query(
+                            """
+                            INSERT INTO \(unescaped: table) (digest, key, value, expiry)
+                            VALUES (sha256(\(stored)), \(stored), \(newValue), \(expiry))
+                            ON CONFLICT (digest) DO NOTHING
+                            RETURNING 1
+                            """,
                             logger: Self.logger
                         )
-                        return .none
+                        var didInsert = false
+                        for try await _ in inserted.decode(Int32.self) { didInsert = true }
+                        if didInsert { return .some(expiry) }
                     }
                 }
             }
@@ -142,13 +164,14 @@ extension PostgresStorage {
         var result: Result?
         var bodyError: (any Error)?
         var iterator = currentValues.makeAsyncIterator()
-        if case .value(var value)? = await iterator.next() {
+        while case .value(var value)? = await iterator.next() {
             do {
                 result = try body(&value)
                 decide.yield(.value(value))
             } catch {
                 bodyError = error
                 decide.yield(.abort)
+                break
             }
         }
         decide.finish()

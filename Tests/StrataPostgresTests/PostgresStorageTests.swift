@@ -97,6 +97,63 @@ import Testing
         await PostgresTestServer.dispose(first)
     }
 
+    /// A create (an update that stores only into a missing key) racing a plain `set` from
+    /// another instance: whichever commits first, the set's value is the one left, since a set
+    /// after the create replaces it and a set before it makes the create find a value. Before
+    /// the update locked the row and inserted only where none was, a set landing between the
+    /// create's read and its write was overwritten while the create reported success.
+    @Test func aCreateRacingAPlainSetFromAnotherInstanceNeverOverwritesIt() async throws {
+        let first = try await PostgresTestServer.storage()
+        let second = try await PostgresTestServer.storage(table: first.options.table)
+        struct Exists: Error {}
+
+        var overwritten: [Int] = []
+        for round in 0..<150 {
+            let key = "race-\(round)"
+            async let created: Bool = {
+                do {
+                    try await first.update(forKey: key) { value in
+                        guard value == nil else { throw Exists() }
+                        value = Data("create".utf8)
+                    }
+                    return true
+                } catch let error as StorageError where error.underlying is Exists {
+                    return false
+                }
+            }()
+            async let plain: Void = second.set(Data("plain".utf8), forKey: key)
+            _ = try await (created, plain)
+            if try await first.value(forKey: key) != Data("plain".utf8) { overwritten.append(round) }
+        }
+
+        #expect(overwritten.isEmpty, "a plain set was overwritten by a create in rounds \(overwritten)")
+        await second.close()
+        await PostgresTestServer.dispose(first)
+    }
+
+    /// A value set with a lifetime that a plain removal from another instance removes while an
+    /// update holds the key stays removed or updated, never half of each.
+    @Test func anUpdateRacingARemovalFromAnotherInstanceLosesNeither() async throws {
+        let first = try await PostgresTestServer.storage()
+        let second = try await PostgresTestServer.storage(table: first.options.table)
+        for round in 0..<60 {
+            let key = "removal-\(round)"
+            try await first.set(Data("1".utf8), forKey: key)
+            async let updated: Bool = first.update(forKey: key) { value -> Bool in
+                guard let current = value else { return false }
+                value = current + Data("+".utf8)
+                return true
+            }
+            async let removed: Void = second.removeValue(forKey: key)
+            let (sawValue, _) = try await (updated, removed)
+            let left = try await first.value(forKey: key)
+            // The update before the removal: gone. After it: it saw nothing and wrote nothing.
+            #expect(left == nil, "round \(round): the update saw a value: \(sawValue), left \(String(describing: left))")
+        }
+        await second.close()
+        await PostgresTestServer.dispose(first)
+    }
+
     @Test func defaultAndPerEntryTimeToLiveExpireValues() async throws {
         let clock = ManualClock()
         let storage = try await PostgresTestServer.storage { options in
