@@ -16,8 +16,11 @@ import Darwin
 ///
 /// Set number `n` (counting from `--first-counter`) writes key `key-<n mod keys>` with
 /// ``DebugValue/make(key:counter:)``, whose content a reader can check byte for byte. It prints
-/// `ready` once the folder is open. With `--ack-file`, each set that returned is then recorded by
-/// appending `key counter` and a newline to that file in one `write`. The writer exits as soon as
+/// `ready` once the folder is open, and with `--start-file` waits for that file to exist before
+/// its first write, so that several writers start together. With `--create`, each write stores
+/// its value only if the key has none, in one update, as a framework's `create` does. With
+/// `--ack-file`, each set that returned (each create that stored) is then recorded by appending
+/// `key counter` and a newline to that file in one `write`. The writer exits as soon as
 /// the process that started it is gone, so a test run that dies never leaves writers behind (they
 /// would hold the run's output open and keep it from ending).
 struct DebugWriterCommand: ParsableCommand {
@@ -33,6 +36,8 @@ struct DebugWriterCommand: ParsableCommand {
     @Option(help: "The counter of the first value.") var firstCounter = 1
     @Flag(help: "Sync every write and its folder before acknowledging it.") var durable = false
     @Option(help: "Append 'key counter' to this file after each acknowledged set.") var ackFile: String?
+    @Flag(help: "Store each value only if its key has none.") var create = false
+    @Option(help: "Wait for this file to exist before the first write.") var startFile: String?
 
     func validate() throws {
         guard keys > 0 else { throw ValidationError("--keys must be positive") }
@@ -54,13 +59,29 @@ struct DebugWriterCommand: ParsableCommand {
         }
         defer { if acknowledgements >= 0 { close(acknowledgements) } }
         FileHandle.standardOutput.write(Data("ready\n".utf8))
+        if let startFile {
+            while access(startFile, F_OK) != 0 {
+                if getppid() != parent { return }
+                usleep(200)
+            }
+        }
         var counter = firstCounter
         while iterations == 0 || counter < firstCounter + iterations {
             // Orphaned: whoever started the writer died without stopping it.
             if getppid() != parent { return }
             let key = "key-\(counter % keys)"
-            try storage.set(DebugValue.make(key: key, counter: counter), forKey: key)
-            if acknowledgements >= 0 {
+            let value = DebugValue.make(key: key, counter: counter)
+            var stored = true
+            if create {
+                stored = try storage.update(forKey: key) { current -> Bool in
+                    guard current == nil else { return false }
+                    current = value
+                    return true
+                }
+            } else {
+                try storage.set(value, forKey: key)
+            }
+            if stored && acknowledgements >= 0 {
                 let line = Array("\(key) \(counter)\n".utf8)
                 guard line.withUnsafeBytes({ write(acknowledgements, $0.baseAddress, $0.count) }) == line.count else {
                     throw ValidationError("cannot append to \(ackFile ?? ""): \(String(cString: strerror(errno)))")

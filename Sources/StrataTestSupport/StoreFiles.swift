@@ -29,7 +29,9 @@ package struct StoreFiles {
                 if let data = FileManager.default.contents(atPath: folder.path + "/" + path) {
                     keys[path] = data.withUnsafeBytes { try? DiskRecordHeader.decode($0).key }
                 }
-            } else if path != DiskStorage.manifestName && path != "strata-index.bin" {
+            } else if path != DiskStorage.manifestName && path != "strata-index.bin"
+                && !path.hasPrefix(DiskStorage.lockFolderName + "/")
+            {
                 others.append(path)
             }
         }

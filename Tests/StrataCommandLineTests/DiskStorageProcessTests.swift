@@ -91,6 +91,66 @@ import Darwin
         )
     }
 
+    /// Every line of an acknowledgement file: `(key, counter)`.
+    private static func acknowledgements(_ url: URL) -> [(key: String, counter: Int)] {
+        guard let data = FileManager.default.contents(atPath: url.path) else { return [] }
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ")
+            guard fields.count == 2, let counter = Int(fields[1]) else { return nil }
+            return (String(fields[0]), counter)
+        }
+    }
+
+    /// Two processes create the same keys at the same moments, as two servers' `create` would:
+    /// each key is created by exactly one of them, and holds that one's value. Before writers
+    /// took the folder's lock files, both could find a key missing and both "create" it.
+    @Test func createsInTwoProcessesOnOneFolderStoreEachKeyOnce() async throws {
+        // Two processes started together may still drift apart and meet on few keys: four rounds.
+        for round in 0..<4 {
+            try await Self.createInTwoProcesses(round: round, keys: 1_000)
+        }
+    }
+
+    private static func createInTwoProcesses(round: Int, keys: Int) async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let root = folder.child("store")
+        _ = try DiskStorage(url: root)
+        let executable = try Self.executable()
+        let start = folder.url.appendingPathComponent("start")
+        let secondWriterStart = 1_000_000_000
+        var writers: [WriterProcess] = []
+        for (index, first) in [keys, secondWriterStart + keys].enumerated() {
+            let arguments = [
+                "--folder", root.path, "--keys", "\(keys)", "--iterations", "\(keys)", "--create",
+                "--first-counter", "\(first)", "--start-file", start.path,
+                "--ack-file", folder.url.appendingPathComponent("acks-\(index)").path,
+            ]
+            writers.append(try await WriterProcess(executable, arguments: arguments))
+        }
+        _ = FileManager.default.createFile(atPath: start.path, contents: Data())
+        for writer in writers {
+            let ending = await writer.waitForExit()
+            #expect(ending == .exited(0), "round \(round): a creating writer ended with \(ending)")
+        }
+
+        let created = (0..<2).flatMap { Self.acknowledgements(folder.url.appendingPathComponent("acks-\($0)")) }
+        var creators: [String: [Int]] = [:]
+        for (key, counter) in created { creators[key, default: []].append(counter) }
+        let twice = creators.filter { $0.value.count > 1 }.keys.sorted()
+        #expect(twice.isEmpty, "round \(round): \(twice.count) keys were created by both processes: \(twice.prefix(5))")
+        #expect(creators.count == keys, "round \(round): \(creators.count) of \(keys) keys were created")
+        let storage = try DiskStorage(url: root, options: DiskStorage.Options(mode: .store))
+        var wrong = 0
+        for (key, counters) in creators where counters.count == 1 {
+            let value = try await storage.value(forKey: key)
+            if value.flatMap({ WrittenValue.counter(of: $0, key: key) }) != counters[0] { wrong += 1 }
+        }
+        #expect(wrong == 0, "round \(round): \(wrong) keys hold another value than their creator's")
+        let first = creators.values.filter { $0.count == 1 && $0[0] < secondWriterStart }.count
+        print("DiskStorageProcessTests: round \(round), of \(keys) keys the first process created \(first)")
+    }
+
     @Test(arguments: [false, true])
     func valuesSurviveAWriterKilledAtRandomMoments(durable: Bool) async throws {
         let folder = try TemporaryFolder()

@@ -98,7 +98,7 @@ extension DiskStorage {
             if ruled == nil { value = nil }
         }
         var removed = makeRemoved()
-        let wrote = try stripe(for: digest).withLock { () throws(StorageError) -> Bool in
+        let wrote = try withWriteLock(digest: digest) { () throws(StorageError) -> Bool in
             let current = try find(key, digest: digest, stripeHeld: true)
             guard current?.header == before?.header else { return false }
             // A time to live that has run out writes nothing: the key is removed instead.

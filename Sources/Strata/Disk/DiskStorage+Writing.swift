@@ -59,7 +59,7 @@ extension DiskStorage {
         }
         let encodedHeader = header.encoded()
         var removed = makeRemoved()
-        try stripe(for: digest).withLock { () throws(StorageError) in
+        try withWriteLock(digest: digest) { () throws(StorageError) in
             let relativePath = try claimPath(for: key, digest: digest, addingSize: size)
             try write(encodedHeader, value, to: relativePath, key: key)
             // The idle time runs from the file's modification time, on the storage's clock.
@@ -210,7 +210,7 @@ extension DiskStorage {
         defer { endObservation(.remove, observation) }
         let key = try normalizedKey(key)
         let digest = digest(of: key)
-        try stripe(for: digest).withLock { () throws(StorageError) in
+        try withWriteLock(digest: digest) { () throws(StorageError) in
             try removeLocked(key, digest: digest)
         }
         saveIndexIfDue()

@@ -70,6 +70,10 @@ public final class DiskStorage: Sendable {
     /// it is not one (unless it is empty, when opening it makes it one).
     public static let manifestName = "strata-disk.json"
 
+    /// The folder, at the root beside the manifest, of the files writers lock so that writers in
+    /// several processes take turns on a key (see `DiskWriteLocks`). Their contents are empty.
+    public static let lockFolderName = "strata-disk.locks"
+
     /// The folder holding the values.
     public let url: URL
     /// The options the storage was opened with.
@@ -126,7 +130,6 @@ public final class DiskStorage: Sendable {
         self.root = url.standardizedFileURL.path
         self.name = "DiskStorage"
         self.observer = StorageObserver.make(storage: "DiskStorage", logger: options.logger, metrics: options.metrics)
-        self.stripes = Striped(count: 64) { Lock() }
         self.layout = try Self.openManifest(root: root, options: options)
         if let error = StorageError.checkingLimits(
             of: "DiskStorage",
@@ -146,6 +149,7 @@ public final class DiskStorage: Sendable {
             )
         }
         let maximumCount = options.maximumCount ?? .max
+        self.stripes = Striped(count: 64) { Lock() }
         state = LockedState(
             State(
                 cache: CacheIndex(
@@ -272,8 +276,29 @@ public final class DiskStorage: Sendable {
     }
 
     func stripe(for digest: String) -> Lock {
-        let byte = digest.utf8.prefix(2).reduce(0) { $0 &* 16 &+ Int(hexValue($1)) }
-        return stripes[hash: byte]
+        stripes[hash: stripeByte(of: digest)]
+    }
+
+    /// Runs `body` holding `digest`'s stripe in this process and in every other process that
+    /// writes the folder: what a write that must not interleave with another one takes.
+    func withWriteLock<Result, Failure: Error>(
+        digest: String,
+        _ body: () throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        let byte = stripeByte(of: digest)
+        return try stripes[hash: byte].withLock { () throws(Failure) -> Result in
+            try DiskWriteLocks.withLock(
+                root: root,
+                stripe: Striping.index(ofHash: byte, count: stripes.all.count),
+                options: options,
+                body
+            )
+        }
+    }
+
+    /// The digest's first byte, which picks its stripe.
+    private func stripeByte(of digest: String) -> Int {
+        digest.utf8.prefix(2).reduce(0) { $0 &* 16 &+ Int(hexValue($1)) }
     }
 
     func hexValue(_ character: UInt8) -> UInt8 {

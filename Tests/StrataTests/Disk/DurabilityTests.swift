@@ -20,7 +20,10 @@ import _StrataInternals
 
         let files =
             FileManager.default.enumerator(atPath: root)?.compactMap { $0 as? String }
-            .filter { $0.split(separator: "/").count == 2 && !$0.hasPrefix(".") && !$0.hasSuffix(".json") } ?? []
+            .filter {
+                $0.split(separator: "/").count == 2 && !$0.hasPrefix(".") && !$0.hasSuffix(".json")
+                    && !$0.hasPrefix(DiskStorage.lockFolderName)
+            } ?? []
         let file = root + "/" + (try #require(files.first))
         #expect(files.count == 1)
         let shard = (file as NSString).deletingLastPathComponent
