@@ -101,7 +101,7 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
             if stored.record.isFresh(at: now) {
                 return stored.record.body
             }
-            if stored.record.mayServeWhileRevalidating(at: now) {
+            if stored.record.mayServeWhileRevalidating(at: now, shared: policy.isShared) {
                 revalidateInBackground(url, key: key, found: found)
                 return stored.record.body
             }

@@ -147,9 +147,13 @@ extension HTTPCacheRecord {
     }
 
     /// Whether the stale record may be served at `date` while it is revalidated in the background:
-    /// its `stale-while-revalidate` window (RFC 5861, section 3) has not passed.
-    func mayServeWhileRevalidating(at date: Date) -> Bool {
-        guard let freshUntil, !directives.noCache, let window = directives.staleWhileRevalidate else { return false }
+    /// its `stale-while-revalidate` window (RFC 5861, section 3) has not passed, and the response
+    /// does not forbid serving it stale (`must-revalidate`, `no-cache`, and in a shared cache
+    /// `s-maxage` or `proxy-revalidate`: RFC 9111, section 4.2.4).
+    func mayServeWhileRevalidating(at date: Date, shared: Bool) -> Bool {
+        guard let freshUntil, !forbidsStale(shared: shared), let window = directives.staleWhileRevalidate else {
+            return false
+        }
         return date < freshUntil.addingTimeInterval(TimeInterval(window))
     }
 

@@ -317,6 +317,37 @@ private func text(_ data: Data) -> String {
         #expect(resource.log.values(of: "If-None-Match") == [nil, "\"v1\"", "\"v2\""])
     }
 
+    /// RFC 9111, section 4.2.4: `must-revalidate`, and in a shared cache `s-maxage` and
+    /// `proxy-revalidate`, forbid serving the response stale, `stale-while-revalidate` or not.
+    @Test(arguments: [
+        ("max-age=10, stale-while-revalidate=60, must-revalidate", HTTPCachePolicy.private),
+        ("s-maxage=10, stale-while-revalidate=60", HTTPCachePolicy.shared),
+        ("max-age=10, stale-while-revalidate=60, proxy-revalidate", HTTPCachePolicy.shared),
+    ])
+    func aResponseThatForbidsStaleIsNotServedWhileRevalidating(
+        cacheControl: String,
+        policy: HTTPCachePolicy
+    ) async throws {
+        let resource = Resource(entityTag: "\"v1\"", headers: [("Cache-Control", cacheControl)])
+        let clock = ManualClock()
+
+        let bodies = try await HTTPFixture.run(routes: ["/a": resource.route]) { http in
+            let provider = http.source().cache(
+                in: MemoryStorage<URL, HTTPCacheRecord>(),
+                policy: policy,
+                clock: clock
+            )
+            var bodies: [String] = []
+            bodies.append(text(try await provider.value(for: http.url("/a"))))
+            resource.change(body: "version 2", entityTag: "\"v2\"")
+            clock.advance(by: .seconds(30))
+            bodies.append(text(try await provider.value(for: http.url("/a"))))
+            return bodies
+        }
+
+        #expect(bodies == ["version 1", "version 2"], "\(cacheControl)")
+    }
+
     @Test func aStaleResponseWithinStaleIfErrorStandsInForAServerError() async throws {
         let resource = Resource(entityTag: "\"v1\"", headers: [("Cache-Control", "max-age=10, stale-if-error=60")])
         let clock = ManualClock()

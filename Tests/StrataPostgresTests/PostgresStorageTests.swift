@@ -148,7 +148,10 @@ import Testing
             let (sawValue, _) = try await (updated, removed)
             let left = try await first.value(forKey: key)
             // The update before the removal: gone. After it: it saw nothing and wrote nothing.
-            #expect(left == nil, "round \(round): the update saw a value: \(sawValue), left \(String(describing: left))")
+            #expect(
+                left == nil,
+                "round \(round): the update saw a value: \(sawValue), left \(String(describing: left))"
+            )
         }
         await second.close()
         await PostgresTestServer.dispose(first)
