@@ -354,6 +354,31 @@ import Testing
         }
     }
 
+    /// The driver over a memory layer in front of a disk: a value's lifetime reaches both
+    /// layers, and it is gone from both once it has run out.
+    @Test func overAMemoryLayerInFrontOfADiskALifetimeEndsInBoth() async throws {
+        let clock = ManualClock()
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let memory = try MemoryStorage<String, Data>(clock: clock)
+        var options = DiskStorage.Options()
+        options.clock = clock
+        let disk = try DiskStorage(url: folder.url, options: options)
+        let persist = StrataPersistDriver(memory.combined(with: disk))
+
+        try await persist.create(key: "code", value: 1234, expires: .seconds(60))
+        try await persist.set(key: "name", value: "Lviv", expires: nil)
+        #expect(try await persist.getWithTTL(key: "code", as: Int.self)?.ttl == .seconds(60))
+        #expect(memory.lifetime(forKey: "code") == .remaining(.seconds(60)))
+        #expect(disk.lifetime(forKey: "code") == .remaining(.seconds(60)))
+        clock.advance(by: .seconds(61))
+        #expect(try await persist.get(key: "code", as: Int.self) == nil)
+        #expect(memory.value(forKey: "code") == nil)
+        #expect(try await disk.value(forKey: "code") == nil)
+        #expect(try await persist.getWithTTL(key: "name", as: String.self)?.ttl == nil)
+        #expect(memory.lifetime(forKey: "name") == .unlimited)
+    }
+
     @Test func expiredValuesAreGoneAndCreateMayReuseTheirKey() async throws {
         let clock = ManualClock()
         let persist = StrataPersistDriver(try MemoryStorage<String, Data>(clock: clock))

@@ -79,6 +79,29 @@ import VaporTesting
         }
     }
 
+    /// The cache over a memory layer in front of a disk, through requests: a value's lifetime
+    /// reaches both layers, and it is gone from both once it has run out.
+    @Test func overAMemoryLayerInFrontOfADiskALifetimeEndsInBoth() async throws {
+        let clock = ManualClock()
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let memory = try MemoryStorage<String, Data>(clock: clock)
+        var options = DiskStorage.Options()
+        options.clock = clock
+        let disk = try DiskStorage(url: folder.url, options: options)
+        try await Self.withCache(memory.combined(with: disk)) { app in
+            try await app.testing().test(.PUT, "cache/code?seconds=60", body: ByteBuffer(string: "1234")) {
+                #expect($0.status == .ok)
+            }
+            #expect(memory.lifetime(forKey: "code") == .remaining(.seconds(60)))
+            #expect(disk.lifetime(forKey: "code") == .remaining(.seconds(60)))
+            clock.advance(by: .seconds(61))
+            try await app.testing().test(.GET, "cache/code") { #expect($0.status == .notFound) }
+            #expect(memory.value(forKey: "code") == nil)
+            #expect(try await disk.value(forKey: "code") == nil)
+        }
+    }
+
     @Test func theAsyncAPIAndForRequestUseTheSameStorage() async throws {
         let storage = try DiskStorageForTest()
         defer { storage.folder.remove() }

@@ -179,7 +179,7 @@ extension CombinedStorage: UpdatableStorage where Back: UpdatableStorage {
             }
             do throws(StorageError) {
                 if let committed {
-                    try await front.set(committed, forKey: key)
+                    try await setFront(committed, forKey: key)
                 } else {
                     try await front.removeValue(forKey: key)
                 }
@@ -190,6 +190,97 @@ extension CombinedStorage: UpdatableStorage where Back: UpdatableStorage {
             return result
         } invalidate: {
             await invalidateFront(key)
+        }
+    }
+}
+
+extension CombinedStorage: LifetimeStorage where Front: LifetimeStorage, Back: LifetimeStorage {
+    /// Stores `value` for `key` in the back, then the front, both expiring after `timeToLive`
+    /// (each layer's default when `nil`); as ``set(_:forKey:)`` otherwise.
+    @inlinable
+    public func set(_ value: Value, forKey key: Key, timeToLive: Duration?) async throws(StorageError) {
+        try await writes.write(of: key) { () throws(StorageError) in
+            try await back.set(value, forKey: key, timeToLive: timeToLive)
+            do throws(StorageError) {
+                try await front.set(value, forKey: key, timeToLive: timeToLive)
+            } catch {
+                try? await front.removeValue(forKey: key)
+                throw error
+            }
+        } invalidate: {
+            await invalidateFront(key)
+        }
+    }
+
+    /// How long the value for `key` has left in the back, which keeps every value.
+    @inlinable
+    public func lifetime(forKey key: Key) async throws(StorageError) -> Lifetime? {
+        try await back.lifetime(forKey: key)
+    }
+
+    /// Updates `key` atomically in the back, giving the value `lifetime` (see
+    /// ``LifetimeStorage/update(forKey:lifetime:_:)``), then stores the result in the front with
+    /// the same lifetime: with `nil`, the lifetime the back kept or gave.
+    @inlinable
+    public func update<Result>(
+        forKey key: Key,
+        lifetime: Lifetime?,
+        _ body: (inout Value?) throws -> Result
+    ) async throws(StorageError) -> Result {
+        try await writes.write(of: key) { () throws(StorageError) -> Result in
+            var committed: Value?
+            let result = try await back.update(forKey: key, lifetime: lifetime) {
+                (value: inout Value?) throws -> Result in
+                let result = try body(&value)
+                committed = value
+                return result
+            }
+            do throws(StorageError) {
+                // The back's lifetime, when the update left it to the back: what it kept or gave.
+                let written: Lifetime? =
+                    if let lifetime { lifetime } else { try await back.lifetime(forKey: key) }
+                if let committed, let written {
+                    try await front.set(committed, forKey: key, lifetime: written)
+                } else {
+                    try await front.removeValue(forKey: key)
+                }
+            } catch {
+                try? await front.removeValue(forKey: key)
+                throw error
+            }
+            return result
+        } invalidate: {
+            await invalidateFront(key)
+        }
+    }
+}
+
+extension CombinedStorage: ExpiringStorage where Front: ExpiringStorage, Back: ExpiringStorage {
+    /// Removes the expired values of the back, then of the front, and returns how many the back
+    /// had.
+    @inlinable
+    public func removeExpired() async throws(StorageError) -> Int {
+        let removed = try await back.removeExpired()
+        _ = try await front.removeExpired()
+        return removed
+    }
+}
+
+extension CombinedStorage {
+    /// Stores an update's result in the front: with the lifetime it has in the back when both
+    /// layers keep lifetimes (the back kept the value's, or gave a new one its default), so the
+    /// front never outlives the back; with the front's own default otherwise.
+    @inlinable
+    func setFront(_ value: Value, forKey key: Key) async throws(StorageError) {
+        guard let lifetimeBack = back as? any LifetimeStorage<Key, Value>,
+            let lifetimeFront = front as? any LifetimeStorage<Key, Value>
+        else {
+            return try await front.set(value, forKey: key)
+        }
+        if let left = try await lifetimeBack.lifetime(forKey: key) {
+            try await lifetimeFront.set(value, forKey: key, lifetime: left)
+        } else {
+            try await front.removeValue(forKey: key)
         }
     }
 }

@@ -98,6 +98,45 @@ extension MappedKeysStorage: UpdatableStorage where Base: UpdatableStorage {
     }
 }
 
+extension MappedKeysStorage: LifetimeStorage where Base: LifetimeStorage {
+    /// Stores `value` for `key`, expiring after `timeToLive` (the base's default when `nil`).
+    @inlinable
+    public func set(_ value: Value, forKey key: Key, timeToLive: Duration?) async throws(StorageError) {
+        try await base.set(value, forKey: baseKey(for: key), timeToLive: timeToLive)
+    }
+
+    /// How long the value for `key` has left in the base.
+    @inlinable
+    public func lifetime(forKey key: Key) async throws(StorageError) -> Lifetime? {
+        try await base.lifetime(forKey: baseKey(for: key))
+    }
+
+    /// Updates the value for `key` atomically in the base, giving it `lifetime`; see
+    /// ``LifetimeStorage/update(forKey:lifetime:_:)``.
+    @inlinable
+    public func update<Result>(
+        forKey key: Key,
+        lifetime: Lifetime?,
+        _ body: (inout Value?) throws -> Result
+    ) async throws(StorageError) -> Result {
+        try await base.update(forKey: baseKey(for: key), lifetime: lifetime, body)
+    }
+
+    /// The value for `key` and how long it has left, read together where the base can.
+    @inlinable
+    public func valueWithLifetime(forKey key: Key) async throws(StorageError) -> (value: Value, lifetime: Lifetime)? {
+        try await base.valueWithLifetime(forKey: baseKey(for: key))
+    }
+}
+
+extension MappedKeysStorage: ExpiringStorage where Base: ExpiringStorage {
+    /// Removes the base's expired values and returns how many there were.
+    @inlinable
+    public func removeExpired() async throws(StorageError) -> Int {
+        try await base.removeExpired()
+    }
+}
+
 extension MappedKeysStorage: ClearableStorage where Base: ClearableStorage {
     /// Removes every value.
     @inlinable

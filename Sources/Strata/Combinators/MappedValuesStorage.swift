@@ -133,6 +133,53 @@ extension MappedValuesStorage: UpdatableStorage where Base: UpdatableStorage {
     }
 }
 
+extension MappedValuesStorage: LifetimeStorage where Base: LifetimeStorage {
+    /// Stores `value` for `key`, converted, expiring after `timeToLive` (the base's default when
+    /// `nil`).
+    @inlinable
+    public func set(_ value: Value, forKey key: Key, timeToLive: Duration?) async throws(StorageError) {
+        try await base.set(encode(value, key: key), forKey: key, timeToLive: timeToLive)
+    }
+
+    /// How long the value for `key` has left in the base.
+    @inlinable
+    public func lifetime(forKey key: Key) async throws(StorageError) -> Lifetime? {
+        try await base.lifetime(forKey: key)
+    }
+
+    /// Updates the value for `key` atomically in the base, converting it both ways, and gives it
+    /// `lifetime`; see ``LifetimeStorage/update(forKey:lifetime:_:)``.
+    @inlinable
+    public func update<Result>(
+        forKey key: Key,
+        lifetime: Lifetime?,
+        _ body: (inout Value?) throws -> Result
+    ) async throws(StorageError) -> Result {
+        try await base.update(forKey: key, lifetime: lifetime) { (stored: inout Base.Value?) throws -> Result in
+            var value = try stored.map { (stored) throws(StorageError) in try decode(stored, key: key) }
+            let result = try body(&value)
+            stored = try value.map { (value) throws(StorageError) in try encode(value, key: key) }
+            return result
+        }
+    }
+
+    /// The value for `key`, converted, and how long it has left, read together where the base
+    /// can.
+    @inlinable
+    public func valueWithLifetime(forKey key: Key) async throws(StorageError) -> (value: Value, lifetime: Lifetime)? {
+        guard let (stored, lifetime) = try await base.valueWithLifetime(forKey: key) else { return nil }
+        return (try decode(stored, key: key), lifetime)
+    }
+}
+
+extension MappedValuesStorage: ExpiringStorage where Base: ExpiringStorage {
+    /// Removes the base's expired values and returns how many there were.
+    @inlinable
+    public func removeExpired() async throws(StorageError) -> Int {
+        try await base.removeExpired()
+    }
+}
+
 extension MappedValuesStorage: EnumerableStorage where Base: EnumerableStorage {
     /// Every key with a value, in no particular order.
     @inlinable

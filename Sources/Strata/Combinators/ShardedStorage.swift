@@ -85,6 +85,43 @@ extension ShardedStorage: UpdatableStorage where Shard: UpdatableStorage {
     }
 }
 
+extension ShardedStorage: LifetimeStorage where Shard: LifetimeStorage {
+    /// Stores `value` for `key` in its shard, expiring after `timeToLive` (the shard's default
+    /// when `nil`).
+    public func set(_ value: Value, forKey key: Key, timeToLive: Duration?) async throws(StorageError) {
+        try await shard(forKey: key).set(value, forKey: key, timeToLive: timeToLive)
+    }
+
+    /// How long the value for `key` has left in its shard.
+    public func lifetime(forKey key: Key) async throws(StorageError) -> Lifetime? {
+        try await shard(forKey: key).lifetime(forKey: key)
+    }
+
+    /// Updates the value for `key` atomically in its shard, giving it `lifetime`.
+    public func update<Result>(
+        forKey key: Key,
+        lifetime: Lifetime?,
+        _ body: (inout Value?) throws -> Result
+    ) async throws(StorageError) -> Result {
+        try await shard(forKey: key).update(forKey: key, lifetime: lifetime, body)
+    }
+
+    /// The value for `key` and how long it has left, from its shard.
+    public func valueWithLifetime(forKey key: Key) async throws(StorageError) -> (value: Value, lifetime: Lifetime)? {
+        try await shard(forKey: key).valueWithLifetime(forKey: key)
+    }
+}
+
+extension ShardedStorage: ExpiringStorage where Shard: ExpiringStorage {
+    /// Removes every shard's expired values, one shard after another, and returns how many
+    /// there were.
+    public func removeExpired() async throws(StorageError) -> Int {
+        var removed = 0
+        for shard in shards { removed += try await shard.removeExpired() }
+        return removed
+    }
+}
+
 extension ShardedStorage: EnumerableStorage where Shard: EnumerableStorage {
     /// Lists the keys of every shard, one shard after another.
     public func keys() async throws(StorageError) -> [Key] {

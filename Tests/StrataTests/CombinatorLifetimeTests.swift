@@ -1,0 +1,86 @@
+import Foundation
+import StrataTestSupport
+import Testing
+
+@testable import Strata
+
+/// Per-entry lifetimes pass through the key and value mappings, the codecs, a memory layer over
+/// a disk and shards, as `LifetimeStorage` promises.
+@Suite(.onTestThreads) struct CombinatorLifetimeTests {
+    struct City: Codable, Equatable {
+        var name: String
+    }
+
+    /// A memory layer over a disk, both on `clock`, and a way to throw the disk's folder away.
+    struct Layers {
+        let folder: TemporaryFolder
+        let memory: MemoryStorage<String, Data>
+        let disk: DiskStorage
+
+        init(clock: ManualClock, timeToLive: Duration? = nil) throws {
+            folder = try TemporaryFolder()
+            memory = try MemoryStorage<String, Data>(timeToLive: timeToLive, clock: clock)
+            var options = DiskStorage.Options()
+            options.clock = clock
+            options.timeToLive = timeToLive
+            disk = try DiskStorage(url: folder.url, options: options)
+        }
+    }
+
+    @Test func aLifetimeSetThroughACodecOverTwoLayersEndsInBoth() async throws {
+        let clock = ManualClock()
+        let layers = try Layers(clock: clock)
+        defer { layers.folder.remove() }
+        let cities = layers.memory.combined(with: layers.disk).json(City.self)
+
+        try await cities.set(City(name: "Lviv"), forKey: "home", timeToLive: .seconds(1))
+
+        #expect(layers.memory.lifetime(forKey: "home") == .remaining(.seconds(1)))
+        #expect(layers.disk.lifetime(forKey: "home") == .remaining(.seconds(1)))
+        #expect(try await cities.lifetime(forKey: "home") == .remaining(.seconds(1)))
+        #expect(try await cities.valueWithLifetime(forKey: "home")?.value == City(name: "Lviv"))
+        clock.advance(by: .milliseconds(1500))
+        #expect(layers.memory.value(forKey: "home") == nil)
+        #expect(try await layers.disk.value(forKey: "home") == nil)
+        #expect(try await cities.value(forKey: "home") == nil)
+    }
+
+    @Test func anUpdateGivesTheFrontTheLifetimeTheBackKeptOrGave() async throws {
+        let clock = ManualClock()
+        let layers = try Layers(clock: clock, timeToLive: .seconds(60))
+        defer { layers.folder.remove() }
+        let cities = layers.memory.combined(with: layers.disk).json(City.self).mapKeys { (id: Int) in "city-\(id)" }
+
+        try await cities.set(City(name: "Lviv"), forKey: 1, timeToLive: .seconds(10))
+        clock.advance(by: .seconds(3))
+        try await cities.update(forKey: 1) { $0?.name = "Lwów" }
+        #expect(layers.memory.lifetime(forKey: "city-1") == .remaining(.seconds(7)))
+        #expect(layers.disk.lifetime(forKey: "city-1") == .remaining(.seconds(7)))
+        #expect(
+            layers.memory.value(forKey: "city-1").map { String(decoding: $0, as: UTF8.self) } == #"{"name":"Lwów"}"#
+        )
+
+        try await cities.update(forKey: 2, lifetime: .unlimited) { $0 = City(name: "Odesa") }
+        try await cities.set(City(name: "Kyiv"), forKey: 3)
+        clock.advance(by: .seconds(3600))
+        #expect(layers.memory.lifetime(forKey: "city-2") == .unlimited)
+        #expect(layers.disk.lifetime(forKey: "city-2") == .unlimited)
+        #expect(try await cities.value(forKey: 2) == City(name: "Odesa"))
+        #expect(try await cities.value(forKey: 3) == nil, "a value given the default lived an hour")
+        #expect(try await cities.value(forKey: 1) == nil)
+    }
+
+    @Test func shardsKeepEachValuesLifetimeAndRemoveTheirExpiredValues() async throws {
+        let clock = ManualClock()
+        let shards = try (0..<3).map { _ in try MemoryStorage<String, Data>(clock: clock) }
+        let storage = sharded(across: shards)
+        for index in 0..<30 {
+            try await storage.set(Data([UInt8(index)]), forKey: "k\(index)", timeToLive: .seconds(index < 10 ? 1 : 100))
+        }
+        #expect(try await storage.lifetime(forKey: "k3") == .remaining(.seconds(1)))
+        clock.advance(by: .seconds(2))
+        #expect(try await storage.removeExpired() == 10)
+        #expect(try await storage.value(forKey: "k3") == nil)
+        #expect(try await storage.lifetime(forKey: "k20") == .remaining(.seconds(98)))
+    }
+}
