@@ -173,12 +173,15 @@ extension HTTPCacheRecord {
     }
 
     /// The end of the freshness lifetime (RFC 9111, section 4.2): `s-maxage` in a shared cache,
-    /// else `max-age`, else `Expires` minus the response's `Date`, less the `Age` the response
-    /// already had; `nil` with `no-cache`.
+    /// else `max-age`, else `Expires` minus the response's `Date`, less the age the response
+    /// already had (section 4.2.3: the larger of its `Age` and its apparent age, the time from its
+    /// `Date` to its receipt); `nil` with `no-cache`.
     private func freshness(date: String?, age: String?, shared: Bool) -> Date? {
         let directives = directives
         if directives.noCache { return nil }
-        let initialAge = TimeInterval(age.map { CacheDirectives.seconds($0.trimmingCharacters(in: .whitespaces)) } ?? 0)
+        let ageValue = TimeInterval(age.map { CacheDirectives.seconds($0.trimmingCharacters(in: .whitespaces)) } ?? 0)
+        let apparentAge = date.flatMap(parseHTTPDate).map { max(0, received.timeIntervalSince($0)) } ?? 0
+        let initialAge = max(ageValue, apparentAge)
         let lifetime: TimeInterval
         if shared, let sharedMaximumAge = directives.sharedMaximumAge {
             lifetime = TimeInterval(sharedMaximumAge)

@@ -167,11 +167,32 @@ final class Resource: Sendable {
         #expect(hits == [1, 2])
     }
 
+    /// RFC 9111, section 4.2.3: a response whose `Date` is 50 s before it arrives has already
+    /// spent 50 s of its freshness, `Age` header or not.
+    @Test func theApparentAgeFromTheDateHeaderShortensTheFreshness() async throws {
+        let resource = Resource(headers: [("Cache-Control", "max-age=60"), ("Date", "Sun, 06 Nov 1994 08:49:37 GMT")])
+        let clock = ManualClock(start: Date(timeIntervalSince1970: 784_111_777 + 50))
+
+        let hits = try await HTTPFixture.run(routes: ["/a": resource.route]) { http in
+            let provider = http.source().cache(in: MemoryStorage<URL, HTTPCacheRecord>(), clock: clock)
+            _ = try await provider.value(for: http.url("/a"))
+            clock.advance(by: .seconds(9))
+            _ = try await provider.value(for: http.url("/a"))
+            let beforeExpiry = http.server.hits("/a")
+            clock.advance(by: .seconds(1))
+            _ = try await provider.value(for: http.url("/a"))
+            return [beforeExpiry, http.server.hits("/a")]
+        }
+
+        #expect(hits == [1, 2])
+    }
+
     @Test func expiresGivesTheFreshnessWhenThereIsNoMaxAge() async throws {
         let resource = Resource(
             headers: [("Date", "Sun, 06 Nov 1994 08:49:37 GMT"), ("Expires", "Sun, 06 Nov 1994 08:50:37 GMT")]
         )
-        let clock = ManualClock()
+        // Received the moment it was sent: the apparent age is zero.
+        let clock = ManualClock(start: Date(timeIntervalSince1970: 784_111_777))
 
         let hits = try await HTTPFixture.run(routes: ["/a": resource.route]) { http in
             let provider = http.source().cache(in: MemoryStorage<URL, HTTPCacheRecord>(), clock: clock)
