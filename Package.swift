@@ -322,7 +322,7 @@ let package = Package(
         // that need the executable (and so GRDB, postgres-nio and AsyncHTTPClient).
         .testTarget(
             name: "StrataCommandLineTests",
-            dependencies: ["_StrataInternals", "Strata", "StrataTestSupport", "StrataCommandLine"]
+            dependencies: ["_StrataInternals", "Strata", "StrataSQLite", "StrataTestSupport", "StrataCommandLine"]
         ),
         .testTarget(
             name: "StrataHummingbirdTests",

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Strata
+import StrataSQLite
 import _StrataInternals
 
 #if canImport(Glibc)
@@ -38,6 +39,7 @@ struct DebugWriterCommand: ParsableCommand {
     @Option(help: "Append 'key counter' to this file after each acknowledged set.") var ackFile: String?
     @Flag(help: "Store each value only if its key has none.") var create = false
     @Option(help: "Wait for this file to exist before the first write.") var startFile: String?
+    @Flag(help: "Write to the SQLite database values.sqlite in the folder instead of the folder.") var sqlite = false
 
     func validate() throws {
         guard keys > 0 else { throw ValidationError("--keys must be positive") }
@@ -46,10 +48,7 @@ struct DebugWriterCommand: ParsableCommand {
 
     func run() throws {
         let parent = getppid()
-        let storage = try DiskStorage(
-            url: URL(fileURLWithPath: folder),
-            options: DiskStorage.Options(isDurable: durable)
-        )
+        let writer = try Writer(folder: folder, sqlite: sqlite, durable: durable)
         var acknowledgements: Int32 = -1
         if let ackFile {
             acknowledgements = open(ackFile, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
@@ -73,13 +72,9 @@ struct DebugWriterCommand: ParsableCommand {
             let value = DebugValue.make(key: key, counter: counter)
             var stored = true
             if create {
-                stored = try storage.update(forKey: key) { current -> Bool in
-                    guard current == nil else { return false }
-                    current = value
-                    return true
-                }
+                stored = try writer.create(value, forKey: key)
             } else {
-                try storage.set(value, forKey: key)
+                try writer.set(value, forKey: key)
             }
             if stored && acknowledgements >= 0 {
                 let line = Array("\(key) \(counter)\n".utf8)
@@ -88,6 +83,42 @@ struct DebugWriterCommand: ParsableCommand {
                 }
             }
             counter += 1
+        }
+    }
+}
+
+/// The storage `strata debug-writer` writes to: a disk folder, or a SQLite database in it.
+private enum Writer {
+    case disk(DiskStorage)
+    case sqlite(SQLiteStorage)
+
+    init(folder: String, sqlite: Bool, durable: Bool) throws {
+        if sqlite {
+            self = .sqlite(try SQLiteStorage(path: folder + "/values.sqlite"))
+        } else {
+            self = .disk(
+                try DiskStorage(url: URL(fileURLWithPath: folder), options: DiskStorage.Options(isDurable: durable))
+            )
+        }
+    }
+
+    func set(_ value: Data, forKey key: String) throws {
+        switch self {
+        case .disk(let storage): try storage.set(value, forKey: key)
+        case .sqlite(let storage): try storage.set(value, forKey: key)
+        }
+    }
+
+    /// Stores `value` only if `key` has none, in one update; whether it did.
+    func create(_ value: Data, forKey key: String) throws -> Bool {
+        let body = { (current: inout Data?) -> Bool in
+            guard current == nil else { return false }
+            current = value
+            return true
+        }
+        switch self {
+        case .disk(let storage): return try storage.update(forKey: key, body)
+        case .sqlite(let storage): return try storage.update(forKey: key, body)
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import StrataSQLite
 import StrataTestSupport
 import Testing
 import _StrataInternals
@@ -107,25 +108,39 @@ import Darwin
     @Test func createsInTwoProcessesOnOneFolderStoreEachKeyOnce() async throws {
         // Two processes started together may still drift apart and meet on few keys: four rounds.
         for round in 0..<4 {
-            try await Self.createInTwoProcesses(round: round, keys: 1_000)
+            try await Self.createInTwoProcesses(round: round, keys: 1_000, sqlite: false)
         }
     }
 
-    private static func createInTwoProcesses(round: Int, keys: Int) async throws {
+    /// The same with SQLite: its updates are `BEGIN IMMEDIATE` transactions, which the database
+    /// file's lock serializes across processes.
+    @Test func createsInTwoProcessesOnOneSQLiteDatabaseStoreEachKeyOnce() async throws {
+        for round in 0..<2 {
+            try await Self.createInTwoProcesses(round: round, keys: 1_000, sqlite: true)
+        }
+    }
+
+    private static func createInTwoProcesses(round: Int, keys: Int, sqlite: Bool) async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let root = folder.child("store")
-        _ = try DiskStorage(url: root)
+        if sqlite {
+            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+            _ = try SQLiteStorage(path: root.path + "/values.sqlite")
+        } else {
+            _ = try DiskStorage(url: root)
+        }
         let executable = try Self.executable()
         let start = folder.url.appendingPathComponent("start")
         let secondWriterStart = 1_000_000_000
         var writers: [WriterProcess] = []
         for (index, first) in [keys, secondWriterStart + keys].enumerated() {
-            let arguments = [
-                "--folder", root.path, "--keys", "\(keys)", "--iterations", "\(keys)", "--create",
-                "--first-counter", "\(first)", "--start-file", start.path,
-                "--ack-file", folder.url.appendingPathComponent("acks-\(index)").path,
-            ]
+            let arguments =
+                [
+                    "--folder", root.path, "--keys", "\(keys)", "--iterations", "\(keys)", "--create",
+                    "--first-counter", "\(first)", "--start-file", start.path,
+                    "--ack-file", folder.url.appendingPathComponent("acks-\(index)").path,
+                ] + (sqlite ? ["--sqlite"] : [])
             writers.append(try await WriterProcess(executable, arguments: arguments))
         }
         _ = FileManager.default.createFile(atPath: start.path, contents: Data())
@@ -140,7 +155,10 @@ import Darwin
         let twice = creators.filter { $0.value.count > 1 }.keys.sorted()
         #expect(twice.isEmpty, "round \(round): \(twice.count) keys were created by both processes: \(twice.prefix(5))")
         #expect(creators.count == keys, "round \(round): \(creators.count) of \(keys) keys were created")
-        let storage = try DiskStorage(url: root, options: DiskStorage.Options(mode: .store))
+        let storage: any ReadableStorage<String, Data> =
+            sqlite
+            ? try SQLiteStorage(path: root.path + "/values.sqlite")
+            : try DiskStorage(url: root, options: DiskStorage.Options(mode: .store))
         var wrong = 0
         for (key, counters) in creators where counters.count == 1 {
             let value = try await storage.value(forKey: key)
@@ -148,7 +166,9 @@ import Darwin
         }
         #expect(wrong == 0, "round \(round): \(wrong) keys hold another value than their creator's")
         let first = creators.values.filter { $0.count == 1 && $0[0] < secondWriterStart }.count
-        print("DiskStorageProcessTests: round \(round), of \(keys) keys the first process created \(first)")
+        print(
+            "DiskStorageProcessTests: \(sqlite ? "SQLite" : "disk") round \(round), of \(keys) keys the first process created \(first)"
+        )
     }
 
     @Test(arguments: [false, true])
