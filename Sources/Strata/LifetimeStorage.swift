@@ -61,7 +61,7 @@ public protocol LifetimeStorage<Key, Value>: UpdatableStorage {
 }
 
 extension LifetimeStorage {
-    /// ``update(forKey:lifetime:_:)`` with a time to live: with one, the written value expires
+    /// `update(forKey:lifetime:_:)` with a time to live: with one, the written value expires
     /// after it whether it is new or replaces one (zero or less removes the key instead); with
     /// `nil`, a replaced value keeps its lifetime and a new one gets the storage's default.
     ///
@@ -114,7 +114,7 @@ extension LifetimeStorage {
 
     /// Stores `value` for `key` with `lifetime`: ``Lifetime/unlimited`` never expires, whatever
     /// the storage's default time to live; ``Lifetime/remaining(_:)`` is
-    /// ``set(_:forKey:timeToLive:)``.
+    /// `set(_:forKey:timeToLive:)`.
     public func set(_ value: Value, forKey key: Key, lifetime: Lifetime) async throws(StorageError) {
         switch lifetime {
         case .remaining(let timeToLive):

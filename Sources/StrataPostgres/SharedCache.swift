@@ -309,7 +309,7 @@ extension SharedCache: UpdatableStorage, LifetimeStorage, EnumerableStorage, Cle
     }
 
     /// Updates `key` atomically in PostgreSQL, giving the value `body` leaves a lifetime of its
-    /// own (see ``PostgresStorage/update(forKey:lifetime:_:)``), then memory.
+    /// own (see `update(forKey:lifetime:_:)`), then memory.
     public func update<Result>(
         forKey key: String,
         lifetime: Lifetime?,

@@ -219,7 +219,7 @@ extension CombinedStorage: LifetimeStorage where Front: LifetimeStorage, Back: L
     }
 
     /// Updates `key` atomically in the back, giving the value `lifetime` (see
-    /// ``LifetimeStorage/update(forKey:lifetime:_:)``), then stores the result in the front with
+    /// `update(forKey:lifetime:_:)`), then stores the result in the front with
     /// the same lifetime: with `nil`, the lifetime the back kept or gave.
     @inlinable
     public func update<Result>(

@@ -112,7 +112,7 @@ extension MappedKeysStorage: LifetimeStorage where Base: LifetimeStorage {
     }
 
     /// Updates the value for `key` atomically in the base, giving it `lifetime`; see
-    /// ``LifetimeStorage/update(forKey:lifetime:_:)``.
+    /// `update(forKey:lifetime:_:)`.
     @inlinable
     public func update<Result>(
         forKey key: Key,

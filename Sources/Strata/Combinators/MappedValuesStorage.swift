@@ -148,7 +148,7 @@ extension MappedValuesStorage: LifetimeStorage where Base: LifetimeStorage {
     }
 
     /// Updates the value for `key` atomically in the base, converting it both ways, and gives it
-    /// `lifetime`; see ``LifetimeStorage/update(forKey:lifetime:_:)``.
+    /// `lifetime`; see `update(forKey:lifetime:_:)`.
     @inlinable
     public func update<Result>(
         forKey key: Key,
