@@ -103,7 +103,7 @@ if [ "$skip_tsan" = 0 ]; then
     # tests, so this build leaves Hummingbird and Vapor out.
     set +e
     TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
-        timeout --kill-after=30 2400 swift test --sanitize=thread --scratch-path .build-tsan --traits Postgres,ServiceLifecycle,Tracing --filter "StressTests|MemoryStorageConcurrencyTests|ServiceLifecycleTests|TracingTests" 2>&1 | tee "$log_dir/tsan.log"
+        timeout --kill-after=30 2400 swift test --sanitize=thread --scratch-path .build-tsan --traits Postgres,ServiceLifecycle,Tracing --filter "StressTests|MemoryStorageConcurrencyTests|MemoryPressureTests|ServiceLifecycleTests|TracingTests" 2>&1 | tee "$log_dir/tsan.log"
     status=${PIPESTATUS[0]}
     set -e
     if grep -q 'WARNING: ThreadSanitizer' "$log_dir/tsan.log"; then

@@ -41,6 +41,11 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
     /// The logger and metrics, or `nil` when neither was asked for: then every call takes the
     /// unobserved path, which costs one branch.
     @usableFromInline let observer: StorageObserver?
+    /// How the storage answers memory pressure.
+    public let memoryPressure: MemoryPressureResponse
+    /// The storage's place among its source's listeners while it lives, or `nil` when it does not
+    /// listen.
+    private let pressureSubscription: MemoryPressureSubscription?
 
     /// Creates an unbounded storage whose values never expire.
     public convenience init() {
@@ -52,7 +57,8 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
             evictionPolicy: .default,
             clock: SystemClock(),
             cost: nil,
-            observer: nil
+            observer: nil,
+            memoryPressure: .automatic
         )
     }
 
@@ -74,9 +80,13 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
     ///     logged once per window at `.warning`); `nil`, the default, logs nothing.
     ///   - metrics: Where to report hits, misses, evictions, sizes and latencies (see
     ///     ``StorageMetrics``); `nil`, the default, reports nothing and costs nothing.
+    ///   - memoryPressure: How the storage answers memory pressure. By default a storage with a
+    ///     count or cost limit keeps half of what it holds on the platform's warning and empties
+    ///     on a critical event; one without limits keeps everything (see
+    ///     ``MemoryPressureResponse``).
     /// - Throws: ``StorageError/Code/invalidConfiguration`` when a limit, the time to live or the
-    ///   idle time of ``Expiry/afterAccess(_:)`` is zero or negative, or when both `timeToLive`
-    ///   and `expiry` are given.
+    ///   idle time of ``Expiry/afterAccess(_:)`` is zero or negative, when both `timeToLive`
+    ///   and `expiry` are given, or when `memoryPressure` keeps a share outside 0 to 1.
     public convenience init(
         maximumCount: Int? = nil,
         maximumCost: Int? = nil,
@@ -86,8 +96,12 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         clock: any StorageClock = SystemClock(),
         cost: (@Sendable (Value) -> Int)? = nil,
         logger: Logger? = nil,
-        metrics: StorageMetrics? = nil
+        metrics: StorageMetrics? = nil,
+        memoryPressure: MemoryPressureResponse = .automatic
     ) throws(StorageError) {
+        if let problem = memoryPressure.configurationProblem {
+            throw StorageError(.invalidConfiguration, storage: "MemoryStorage", message: problem)
+        }
         if let error = StorageError.checkingLimits(
             of: "MemoryStorage",
             maximumCount: maximumCount,
@@ -106,7 +120,8 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
             evictionPolicy: evictionPolicy,
             clock: clock,
             cost: cost,
-            observer: StorageObserver.make(storage: "MemoryStorage", logger: logger, metrics: metrics)
+            observer: StorageObserver.make(storage: "MemoryStorage", logger: logger, metrics: metrics),
+            memoryPressure: memoryPressure
         )
     }
 
@@ -118,9 +133,11 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         evictionPolicy: EvictionPolicy,
         clock: any StorageClock,
         cost: (@Sendable (Value) -> Int)?,
-        observer: StorageObserver?
+        observer: StorageObserver?,
+        memoryPressure: MemoryPressureResponse
     ) {
         self.observer = observer
+        self.memoryPressure = memoryPressure
         self.expiry = expiry
         self.readRule = expiry?.idleTime == nil ? expiry?.afterRead : nil
         self.maximumCount = maximumCount
@@ -133,13 +150,46 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         // recency serves it at the lowest cost per hit.
         let unbounded = maximumCount == .max && maximumCost == .max
         let queue = unbounded ? LRUQueue() : evictionPolicy.makeQueue(capacity: maximumCount, maximumCost: maximumCost)
-        self.cache = Cache(
+        let cache = Cache(
             maximumCount: maximumCount,
             maximumCost: maximumCost,
             queue: queue,
             idleTime: expiry?.idleTime?.timeInterval ?? 0,
             readsChangeLifetimes: expiry?.afterRead != nil
         )
+        self.cache = cache
+        // The listener holds what a trim needs, not the storage: the storage's release ends the
+        // subscription, and with it the listener.
+        if let source = memoryPressure.source, memoryPressure.includesUnbounded || !unbounded {
+            let kept = memoryPressure.keptOnWarning
+            pressureSubscription = source.subscribe { level in
+                Self.relieve(cache, keeping: level == .critical ? 0 : kept)
+                observer?.publish(cache.snapshot, now: clock.now().timeIntervalSinceReferenceDate)
+            }
+        } else {
+            pressureSubscription = nil
+        }
+    }
+
+    /// Evicts until `cache` holds at most `share` of its entries and cost, as pressure evictions.
+    private static func relieve(_ cache: Cache, keeping share: Double) {
+        var removed = cache.makeRemoved()
+        cache.evictForMemoryPressure(keeping: share, removed: &removed)
+        cache.publish(removed)
+        _ = consume removed
+    }
+
+    /// Gives memory back as the storage's ``memoryPressure`` response says for `level`: on a
+    /// warning, evicts in the eviction policy's order until at most
+    /// ``MemoryPressureResponse/keptOnWarning`` of the entries and of the cost remain; on a
+    /// critical event, evicts everything. Each entry counts in
+    /// ``StorageStatistics/pressureEvictions``.
+    ///
+    /// The storage does this by itself on its source's events; call it for events of your own,
+    /// such as the app moving to the background.
+    public func relieveMemoryPressure(_ level: MemoryPressureLevel) {
+        Self.relieve(cache, keeping: level == .critical ? 0 : memoryPressure.keptOnWarning)
+        publish()
     }
 
     private static var defaultCost: @Sendable (Value) -> Int {

@@ -10,6 +10,9 @@ public enum RemovalCause: Sendable, Hashable {
     case evictedForSize
     /// The eviction policy chose it to keep the count within the limit.
     case evictedForCount
+    /// The storage gave memory back to the system under pressure (see
+    /// ``MemoryPressureResponse``).
+    case evictedForMemoryPressure
     /// A write put another value in its place.
     case replaced
     /// It was removed on request (`removeValue`, an update to `nil`, a lifetime of zero or less).

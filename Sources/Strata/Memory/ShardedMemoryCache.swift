@@ -569,6 +569,17 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
         }
     }
 
+    /// Evicts in the policy's order until at most `share` (0 to 1) of the entries and of the cost
+    /// held now remain, counting each as a pressure eviction.
+    func evictForMemoryPressure(keeping share: Double, removed: inout Removed) {
+        policy.withLock { policy in
+            drainPending(&policy)
+            let count = Int((Double(policy.count) * share).rounded(.down))
+            let cost = Int((Double(policy.totalCost) * share).rounded(.down))
+            evict(toCount: count, toCost: cost, from: &policy, removed: &removed, forMemoryPressure: true)
+        }
+    }
+
     /// Removes every expired entry and returns how many there were.
     func removeExpired(now: Double, removed: inout Removed) -> Int {
         policy.withLock { policy in
@@ -727,7 +738,13 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
     }
 
     @inlinable
-    func evict(toCount count: Int, toCost cost: Int, from policy: inout Policy, removed: inout Removed) {
+    func evict(
+        toCount count: Int,
+        toCost cost: Int,
+        from policy: inout Policy,
+        removed: inout Removed,
+        forMemoryPressure: Bool = false
+    ) {
         while policy.count > count || policy.totalCost > cost,
             let slot = policy.queue.victim(excessCost: policy.totalCost - cost)
         {
@@ -735,7 +752,10 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
                 preconditionFailure("the eviction queue named slot \(slot), which holds no entry")
             }
             let cause: RemovalCause
-            if policy.count > count {
+            if forMemoryPressure {
+                policy.statistics.pressureEvictions &+= 1
+                cause = .evictedForMemoryPressure
+            } else if policy.count > count {
                 policy.statistics.countEvictions &+= 1
                 cause = .evictedForCount
             } else {

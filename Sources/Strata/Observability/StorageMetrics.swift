@@ -12,7 +12,7 @@ public import CoreMetrics
 /// | `myapp.cache.hits` | counter | a read finds a live value |
 /// | `myapp.cache.misses` | counter | a read finds nothing, an expired value or a damaged file |
 /// | `myapp.cache.writes` | counter | a value is stored |
-/// | `myapp.cache.evictions` | counter, dimension `reason`: `count`, `size` or `expiry` | an entry is dropped to keep a limit, or has expired |
+/// | `myapp.cache.evictions` | counter, dimension `reason`: `count`, `size`, `expiry` or `memory_pressure` | an entry is dropped to keep a limit, has expired, or was given back under memory pressure |
 /// | `myapp.cache.rejections` | counter | a value costlier than the whole limit is not kept |
 /// | `myapp.cache.damaged_files` | counter | a ``DiskStorage`` finds a damaged file |
 /// | `myapp.cache.entries` | gauge | the number of entries changes |

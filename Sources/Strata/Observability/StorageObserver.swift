@@ -42,7 +42,7 @@ package final class StorageObserver: Sendable {
     /// The metrics one storage reports; see ``StorageMetrics`` for their labels.
     final class Instruments: Sendable {
         let hits, misses, writes, rejections, damagedFiles: Counter
-        let countEvictions, sizeEvictions, expirations: Counter
+        let countEvictions, sizeEvictions, pressureEvictions, expirations: Counter
         let entries, bytes: Gauge
         let sourceCalls, coalescedWaiters, reconnects: Counter
         /// One timer per operation, in ``StorageOperation/allCases`` order.
@@ -56,6 +56,7 @@ package final class StorageObserver: Sendable {
             damagedFiles = metrics.counter("damaged_files")
             countEvictions = metrics.counter("evictions", [("reason", "count")])
             sizeEvictions = metrics.counter("evictions", [("reason", "size")])
+            pressureEvictions = metrics.counter("evictions", [("reason", "memory_pressure")])
             expirations = metrics.counter("evictions", [("reason", "expiry")])
             entries = metrics.gauge("entries")
             bytes = metrics.gauge("bytes")
@@ -97,6 +98,7 @@ package final class StorageObserver: Sendable {
             delta.writes = advance(snapshot.writes, &last.writes)
             delta.countEvictions = advance(snapshot.countEvictions, &last.countEvictions)
             delta.sizeEvictions = advance(snapshot.sizeEvictions, &last.sizeEvictions)
+            delta.pressureEvictions = advance(snapshot.pressureEvictions, &last.pressureEvictions)
             delta.expirations = advance(snapshot.expirations, &last.expirations)
             delta.rejections = advance(snapshot.rejections, &last.rejections)
             delta.damagedFiles = advance(snapshot.damagedFiles, &last.damagedFiles)
@@ -111,6 +113,7 @@ package final class StorageObserver: Sendable {
             add(instruments.writes, delta.writes)
             add(instruments.countEvictions, delta.countEvictions)
             add(instruments.sizeEvictions, delta.sizeEvictions)
+            add(instruments.pressureEvictions, delta.pressureEvictions)
             add(instruments.expirations, delta.expirations)
             add(instruments.rejections, delta.rejections)
             add(instruments.damagedFiles, delta.damagedFiles)

@@ -18,6 +18,9 @@ public struct StorageStatistics: Sendable, Hashable, CustomStringConvertible {
     /// Entries removed to keep the cost limit (bytes, for ``DiskStorage``), by a write or by
     /// `trim`.
     public var sizeEvictions: UInt64 = 0
+    /// Entries evicted to give memory back to the system under pressure (see
+    /// ``MemoryPressureResponse``); not part of ``evictions``, which keep a limit.
+    public var pressureEvictions: UInt64 = 0
     /// Entries removed because their time to live had passed.
     public var expirations: UInt64 = 0
     /// Values not kept because their cost alone exceeded the cost limit.
@@ -65,7 +68,7 @@ public struct StorageStatistics: Sendable, Hashable, CustomStringConvertible {
     /// Every figure under the name ``StorageMetrics`` gives it (without the prefix), in a fixed
     /// order: `entries`, `bytes`, `hits`, `misses`, `hit_ratio`, `writes`,
     /// `evictions{reason=count}`, `evictions{reason=size}`, `evictions{reason=expiry}`,
-    /// `rejections`, `damaged_files`. `strata stats` prints these.
+    /// `evictions{reason=memory_pressure}`, `rejections`, `damaged_files`. `strata stats` prints these.
     public var figures: [(name: String, value: Double)] {
         [
             ("entries", Double(count)),
@@ -77,6 +80,7 @@ public struct StorageStatistics: Sendable, Hashable, CustomStringConvertible {
             ("evictions{reason=count}", Double(countEvictions)),
             ("evictions{reason=size}", Double(sizeEvictions)),
             ("evictions{reason=expiry}", Double(expirations)),
+            ("evictions{reason=memory_pressure}", Double(pressureEvictions)),
             ("rejections", Double(rejections)),
             ("damaged_files", Double(damagedFiles)),
         ]
@@ -87,7 +91,7 @@ public struct StorageStatistics: Sendable, Hashable, CustomStringConvertible {
         let percent = (hitRatio * 1000).rounded() / 10
         return "hits \(hits), misses \(misses) (hit ratio \(percent)%), writes \(writes), "
             + "evictions \(evictions) (count \(countEvictions), size \(sizeEvictions)), "
-            + "expirations \(expirations), rejections \(rejections), damaged files \(damagedFiles), "
+            + "pressure evictions \(pressureEvictions), expirations \(expirations), rejections \(rejections), damaged files \(damagedFiles), "
             + "count \(count), cost \(totalCost)"
     }
 }

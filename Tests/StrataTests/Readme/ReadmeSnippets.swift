@@ -87,6 +87,23 @@ import Testing
         #expect(sessions.value(forKey: "s1") == nil)
     }
 
+    @Test func memoryPressure() throws {
+        let thumbnails = try MemoryStorage<String, Data>(
+            maximumCost: 50_000_000,
+            memoryPressure: .trimming(keepingOnWarning: 0.25)  // keep a quarter on a warning
+        )
+        let drafts = try MemoryStorage<String, String>(maximumCount: 100, memoryPressure: .ignored)
+        print(thumbnails.statistics.pressureEvictions)  // entries given back so far
+
+        for index in 0..<8 { thumbnails.set(Data(count: 100), forKey: "t\(index)") }
+        drafts.set("Dear Ada", forKey: "letter")
+        thumbnails.relieveMemoryPressure(.warning)
+        drafts.relieveMemoryPressure(.warning)
+        #expect(thumbnails.count == 2)
+        #expect(thumbnails.statistics.pressureEvictions == 6)
+        #expect(drafts.count == 1)
+    }
+
     @Test func expiry() throws {
         let page = Data("<html></html>".utf8)
         // Sessions that nobody uses for 15 minutes go; each read or write renews them.
