@@ -55,18 +55,33 @@ public final class ObjectFolder: ObjectStoreBackend {
         /// times a raw read and JSON decoding to 1.21-1.25. A loop of such reads yields its
         /// thread every millisecond.
         public var readsInPlace: Bool
+        /// The data-protection class of the folder and of the objects written in it, on Apple
+        /// platforms; `nil`, the default, leaves the system's. As
+        /// `DiskStorage.Options.fileProtection`: set when the folder is opened and whenever it is
+        /// recreated, and accepted without effect on Linux.
+        public var fileProtection: FileProtection?
+        /// Whether backups skip the folder: `isExcludedFromBackup` on Apple platforms, a
+        /// `CACHEDIR.TAG` file on Linux, as `DiskStorage.Options.isExcludedFromBackup`. Off by
+        /// default: an object folder usually holds data that exists nowhere else.
+        public var isExcludedFromBackup: Bool
+        /// The platform calls behind the two options above and `.appGroup`; tests record them.
+        package var folderAttributes: any FolderAttributes = SystemFolderAttributes()
 
         /// Creates options.
         public init(
             isDurable: Bool = false,
             filePermissions: UInt16 = 0o600,
             folderPermissions: UInt16 = 0o700,
-            readsInPlace: Bool = true
+            readsInPlace: Bool = true,
+            fileProtection: FileProtection? = nil,
+            isExcludedFromBackup: Bool = false
         ) {
             self.isDurable = isDurable
             self.filePermissions = filePermissions
             self.folderPermissions = folderPermissions
             self.readsInPlace = readsInPlace
+            self.fileProtection = fileProtection
+            self.isExcludedFromBackup = isExcludedFromBackup
         }
     }
 
@@ -114,7 +129,10 @@ public final class ObjectFolder: ObjectStoreBackend {
                 message: "'\(name)' is not a folder name: use a single path component, or init(url:)"
             )
         }
-        try self.init(url: location.url().appendingPathComponent(name, isDirectory: true), options: options)
+        try self.init(
+            url: location.url(attributes: options.folderAttributes).appendingPathComponent(name, isDirectory: true),
+            options: options
+        )
     }
 
     // MARK: - Records
@@ -515,11 +533,14 @@ public final class ObjectFolder: ObjectStoreBackend {
                 // The shard folder does not exist yet (or was removed): make it and try once more.
                 if attempt == 0, error.isNotFound {
                     do {
+                        let rootWasRemoved = !SystemCalls.fileExists(root)
                         try SystemCalls.makeFolders(
                             folder,
                             permissions: mode_t(options.folderPermissions),
                             durable: options.isDurable
                         )
+                        // A root made anew takes the protection and backup exclusion again.
+                        if rootWasRemoved { try applyFolderAttributes() }
                     } catch {
                         throw ioError(error, key: key, doing: "create the folder for")
                     }
@@ -579,6 +600,25 @@ public final class ObjectFolder: ObjectStoreBackend {
                     compression: "none"
                 )
             }
+        )
+        do {
+            try applyFolderAttributes()
+        } catch {
+            throw StorageError(
+                .io,
+                storage: "ObjectFolder",
+                message: "cannot protect \(root): \(error)",
+                underlying: error
+            )
+        }
+    }
+
+    /// Gives the root the protection class and backup exclusion of ``Options``, if any.
+    private func applyFolderAttributes() throws(SystemCallError) {
+        try options.folderAttributes.apply(
+            protection: options.fileProtection,
+            excludedFromBackup: options.isExcludedFromBackup,
+            toFolder: root
         )
     }
 }

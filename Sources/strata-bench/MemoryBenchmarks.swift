@@ -21,8 +21,61 @@ extension Benchmark {
         [
             memoryGetHit, memoryGetHitNSCache, memoryGetMiss, memoryGetMissNSCache, memorySet, memorySetNSCache,
             memorySetEvicting, memorySetEvictingNSCache, memorySetExpiring, memoryMappedGetHit, memoryHotGetHit,
-            memoryGetHitIdle,
+            memoryGetHitIdle, memoryGetHitPressure, memorySetPressure,
         ]
+    }
+
+    /// A storage of the standard data set that listens to the platform's memory pressure
+    /// (`.trimming()` from ``MemoryPressureSource/system``), and the same one that ignores it.
+    private static func pressurePair(
+        _ data: DataSet
+    ) throws -> (listening: MemoryStorage<String, Data>, ignoring: MemoryStorage<String, Data>) {
+        let listening = try MemoryStorage<String, Data>(memoryPressure: .trimming())
+        let ignoring = try MemoryStorage<String, Data>(memoryPressure: .ignored)
+        for (key, value) in zip(data.keys, data.values) {
+            listening.set(value, forKey: key)
+            ignoring.set(value, forKey: key)
+        }
+        return (listening, ignoring)
+    }
+
+    /// The reads of `memory.get.hit` from a storage that listens to memory pressure; the same
+    /// reads from one that does not run in the same rounds as the reference. Listening costs
+    /// nothing on the read path: the platform's signal arrives on a thread of its own.
+    static var memoryGetHitPressure: Benchmark {
+        Benchmark(name: "memory.get.hit.pressure", baseline: MutexDictionary.name) {
+            let data = DataSet.standard
+            let (listening, ignoring) = try pressurePair(data)
+            let dictionary = MutexDictionary.filled(with: data)
+            let probes = data.randomIndices(memoryOperations).map { data.keys[$0] }
+            return Workloads(
+                operations: probes.count,
+                subject: { readAll(probes, from: listening) },
+                baseline: { readAll(probes, from: dictionary) },
+                reference: ("memory.get.hit", { readAll(probes, from: ignoring) })
+            )
+        }
+    }
+
+    /// The sets of `memory.set` on a storage that listens to memory pressure, against the same
+    /// sets on one that does not.
+    static var memorySetPressure: Benchmark {
+        Benchmark(name: "memory.set.pressure", baseline: MutexDictionary.name) {
+            let data = DataSet.standard
+            let (listening, ignoring) = try pressurePair(data)
+            let dictionary = MutexDictionary.filled(with: data)
+            let indices = data.randomIndices(memoryOperations)
+            let keys = indices.map { data.keys[$0] }
+            let values = indices.map { data.values[($0 + 1) % data.count] }
+            return Workloads(
+                operations: keys.count,
+                subject: { for (key, value) in zip(keys, values) { listening.set(value, forKey: key) } },
+                baseline: { for (key, value) in zip(keys, values) { dictionary.set(value, forKey: key) } },
+                reference: (
+                    "memory.set", { for (key, value) in zip(keys, values) { ignoring.set(value, forKey: key) } }
+                )
+            )
+        }
     }
 
     /// Reads of present keys in a random order from an unbounded storage of the standard data set.
@@ -363,6 +416,8 @@ extension Goal {
             },
             .atMost(1.3, timesItsReference: "memory.set.expiring", named: "memory.set.evicting"),
             .atMost(1.3, timesItsReference: "memory.get.hit.idle", named: "memory.get.hit"),
+            .atMost(1.1, timesItsReference: "memory.get.hit.pressure", named: "memory.get.hit"),
+            .atMost(1.1, timesItsReference: "memory.set.pressure", named: "memory.set"),
             Goal(description: "memory.mapped.get.hit at most 15 ns over memory.get.hit") { results in
                 results["memory.mapped.get.hit"]?.differenceFromReference.map {
                     ($0 <= 15, "\(format($0, 1)) ns")

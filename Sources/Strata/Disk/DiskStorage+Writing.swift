@@ -157,8 +157,19 @@ extension DiskStorage {
         try SystemCalls.makeFolders(root, permissions: permissions, durable: options.isDurable)
         if try SystemCalls.readFile(root + "/" + Self.manifestName, limit: 0) == nil {
             try writeManifest()
+            // The folder was made anew: it takes the protection and backup exclusion again.
+            try applyFolderAttributes()
         }
         try SystemCalls.makeFolders(folder, permissions: permissions, durable: options.isDurable)
+    }
+
+    /// Gives the folder the protection class and backup exclusion of ``Options``, if any.
+    func applyFolderAttributes() throws(SystemCallError) {
+        try options.folderAttributes.apply(
+            protection: options.fileProtection,
+            excludedFromBackup: options.isExcludedFromBackup,
+            toFolder: root
+        )
     }
 
     /// Removes evicted entries' files, unless a writer has stored the key again meanwhile.

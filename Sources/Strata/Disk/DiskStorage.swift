@@ -116,7 +116,10 @@ public final class DiskStorage: Sendable {
                 message: "the folder name '\(folder)' is empty or leaves its location"
             )
         }
-        try self.init(url: location.url().appendingPathComponent(folder, isDirectory: true), options: options)
+        try self.init(
+            url: location.url(attributes: options.folderAttributes).appendingPathComponent(folder, isDirectory: true),
+            options: options
+        )
     }
 
     /// Opens (creating if needed) the folder at `url`.
@@ -131,6 +134,20 @@ public final class DiskStorage: Sendable {
         self.name = "DiskStorage"
         self.observer = StorageObserver.make(storage: "DiskStorage", logger: options.logger, metrics: options.metrics)
         self.layout = try Self.openManifest(root: root, options: options)
+        do {
+            try options.folderAttributes.apply(
+                protection: options.fileProtection,
+                excludedFromBackup: options.isExcludedFromBackup,
+                toFolder: root
+            )
+        } catch {
+            throw StorageError(
+                .io,
+                storage: "DiskStorage",
+                message: "cannot protect \(root): \(error)",
+                underlying: error
+            )
+        }
         if let error = StorageError.checkingLimits(
             of: "DiskStorage",
             maximumCount: options.maximumCount,

@@ -19,6 +19,7 @@ extension DiskStorage {
 
         enum Kind: Hashable {
             case caches, applicationSupport, temporary
+            case appGroup(String)
             case url(URL)
         }
 
@@ -32,8 +33,20 @@ extension DiskStorage {
         public static let temporary = Location(resolve: .temporary)
         /// A folder of your choosing.
         public static func url(_ url: URL) -> Location { Location(resolve: .url(url)) }
+        /// The shared container of an app group, which an app and its extensions (a widget, a
+        /// share extension) all reach: on Apple platforms
+        /// `FileManager.containerURL(forSecurityApplicationGroupIdentifier:)`, for a group among
+        /// the app's `com.apple.security.application-groups` entitlements; on Linux a folder
+        /// named after the group in `$XDG_DATA_HOME` (`~/.local/share`), which one user's
+        /// processes share. A container is backed up: set
+        /// ``DiskStorage/Options/isExcludedFromBackup`` for a cache kept there.
+        ///
+        /// Opening a storage in a group the app may not use throws
+        /// ``StorageError/Code/invalidConfiguration``.
+        public static func appGroup(_ identifier: String) -> Location { Location(resolve: .appGroup(identifier)) }
 
-        package func url() -> URL {
+        /// The folder this location names, found with `attributes` for an app group.
+        package func url(attributes: any FolderAttributes = SystemFolderAttributes()) throws(StorageError) -> URL {
             let manager = FileManager.default
             switch resolve {
             case .caches:
@@ -44,6 +57,23 @@ extension DiskStorage {
                     ?? manager.temporaryDirectory
             case .temporary:
                 return manager.temporaryDirectory
+            case .appGroup(let identifier):
+                guard !identifier.isEmpty, !identifier.contains("/"), identifier != ".", identifier != ".." else {
+                    throw StorageError(
+                        .invalidConfiguration,
+                        storage: "DiskStorage",
+                        message: "'\(identifier)' is not an app group identifier, such as group.com.example.app"
+                    )
+                }
+                guard let container = attributes.container(ofAppGroup: identifier) else {
+                    throw StorageError(
+                        .invalidConfiguration,
+                        storage: "DiskStorage",
+                        message: "the app may not use the app group '\(identifier)': add it to the "
+                            + "com.apple.security.application-groups entitlement of the app and of each extension"
+                    )
+                }
+                return container
             case .url(let url):
                 return url
             }
@@ -80,6 +110,22 @@ extension DiskStorage {
         public var filePermissions: UInt16 = 0o600
         /// The permissions of folders; owner only by default.
         public var folderPermissions: UInt16 = 0o700
+        /// The data-protection class of the folder and of the files written in it, on Apple
+        /// platforms; `nil`, the default, leaves the system's (see ``FileProtection``). Set when
+        /// the storage opens its folder and whenever it recreates it; files already in the folder
+        /// keep the class they were written with. Linux has no protection classes: there the
+        /// option is accepted and does nothing.
+        public var fileProtection: FileProtection?
+        /// Whether backups skip the folder. On Apple platforms the folder is marked
+        /// `isExcludedFromBackup`, which iCloud and device backups honour: set it for a cache that
+        /// lives outside `.caches` (App Review rejects apps that back up what they can download
+        /// again). On Linux the folder gets a `CACHEDIR.TAG` file, which `tar --exclude-caches`,
+        /// BorgBackup and restic honour. Applied when the storage opens its folder and whenever it
+        /// recreates it. Off by default.
+        public var isExcludedFromBackup = false
+        /// The platform calls behind ``fileProtection``, ``isExcludedFromBackup`` and
+        /// ``Location/appGroup(_:)``; tests record them.
+        package var folderAttributes: any FolderAttributes = SystemFolderAttributes()
         /// Which values are evicted first when a limit is reached (cache mode).
         public var evictionPolicy: EvictionPolicy = .leastRecentlyUsed
         /// The time source for creation and expiry times.

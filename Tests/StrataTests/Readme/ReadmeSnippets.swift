@@ -87,6 +87,18 @@ import Testing
         #expect(sessions.value(forKey: "s1") == nil)
     }
 
+    @Test func filesAnAppShips() throws {
+        let scratch = try TemporaryFolder()
+        defer { scratch.remove() }
+        var options = DiskStorage.Options(maximumByteCount: 200_000_000)
+        options.fileProtection = .completeUntilFirstUserAuthentication  // readable by a widget while locked
+        options.isExcludedFromBackup = true  // a cache in a shared container is backed up otherwise
+        options.folderAttributes = RecordingFolderAttributes(containers: ["group.com.example.feed": scratch.url])
+        let shared = try DiskStorage(folder: "thumbnails", in: .appGroup("group.com.example.feed"), options: options)
+        try shared.set(Data([1]), forKey: "a")
+        #expect(shared.url.standardizedFileURL == scratch.child("thumbnails").standardizedFileURL)
+    }
+
     @Test func memoryPressure() throws {
         let thumbnails = try MemoryStorage<String, Data>(
             maximumCost: 50_000_000,
