@@ -13,28 +13,52 @@ public import Strata
 /// ```
 ///
 /// It follows the store's ``ObjectStore/changes()``: changes made through the store, and those
-/// ``ObjectStore/reload()`` finds. It lives on the main actor; its listening task ends when it is
-/// released.
+/// ``ObjectStore/reload()`` finds. It does nothing until one of its properties is first read
+/// (SwiftUI evaluates a `@State` property's initial value on every initialisation of the view and
+/// keeps the first: the others are never read, so they never query or listen). It lives on the
+/// main actor; its listening task ends when it is released.
 @MainActor
-@Observable
-public final class LiveQuery<Object: Codable & Identifiable & Sendable> where Object.ID: Codable & Sendable {
-    /// The objects that match, sorted and limited as asked; empty until the first load.
-    public private(set) var results: [Object] = []
+public final class LiveQuery<Object: Codable & Identifiable & Sendable>: Observable
+where Object.ID: Codable & Sendable {
+    /// The objects that match, sorted and limited as asked; empty until the first load. Reading
+    /// it the first time starts the query.
+    public var results: [Object] {
+        startIfNeeded()
+        registrar.access(self, keyPath: \.results)
+        return storedResults
+    }
+
     /// The error of the last refresh, or `nil` when it succeeded.
-    public private(set) var error: StorageError?
-    /// How many times the results have been loaded.
-    public private(set) var refreshCount = 0
+    public var error: StorageError? {
+        startIfNeeded()
+        registrar.access(self, keyPath: \.error)
+        return storedError
+    }
 
-    @ObservationIgnored private let store: ObjectStore<Object>
-    @ObservationIgnored private let predicate: Predicate<Object>?
-    @ObservationIgnored private let sortDescriptors: [SortDescriptor<Object>]
-    @ObservationIgnored private let limit: Int?
-    @ObservationIgnored private var resultIDs: Set<Object.ID> = []
+    /// How many times the results have been loaded; 0 until the query starts.
+    public var refreshCount: Int {
+        registrar.access(self, keyPath: \.refreshCount)
+        return storedRefreshCount
+    }
+
+    /// Whether the query has started: a property was read, or ``refresh()`` called.
+    public var isStarted: Bool { task != nil }
+
+    private let registrar = ObservationRegistrar()
+    private var storedResults: [Object] = []
+    private var storedError: StorageError?
+    private var storedRefreshCount = 0
+    private let store: ObjectStore<Object>
+    private let predicate: Predicate<Object>?
+    private let sortDescriptors: [SortDescriptor<Object>]
+    private let limit: Int?
+    private var resultIDs: Set<Object.ID> = []
     // Cancelled by deinit; the task holds the query weakly between changes.
-    @ObservationIgnored private var task: Task<Void, Never>?
+    private var task: Task<Void, Never>?
 
-    /// Starts a live query; ``ObjectStore/liveQuery(matching:sortedBy:limit:)`` reads better.
-    public init(
+    /// Creates a live query, which starts when first read;
+    /// ``ObjectStore/liveQuery(matching:sortedBy:limit:)`` reads better.
+    public nonisolated init(
         store: ObjectStore<Object>,
         matching predicate: Predicate<Object>? = nil,
         sortedBy sortDescriptors: [SortDescriptor<Object>] = [],
@@ -44,9 +68,18 @@ public final class LiveQuery<Object: Codable & Identifiable & Sendable> where Ob
         self.predicate = predicate
         self.sortDescriptors = sortDescriptors
         self.limit = limit
+    }
+
+    isolated deinit {
+        task?.cancel()
+    }
+
+    private func startIfNeeded() {
+        guard task == nil else { return }
+        // Subscribed before the first load, so no change between the two is missed.
         let changes = store.changes()
         task = Task { [weak self] in
-            await self?.refresh()
+            await self?.load()
             for await change in changes {
                 guard let self else { return }
                 await self.handle(change)
@@ -54,26 +87,27 @@ public final class LiveQuery<Object: Codable & Identifiable & Sendable> where Ob
         }
     }
 
-    isolated deinit {
-        task?.cancel()
+    /// Runs the query again now, and starts following the store if it had not.
+    public func refresh() async {
+        startIfNeeded()
+        await load()
     }
 
-    /// Runs the query again now.
-    public func refresh() async {
+    private func load() async {
         do throws(StorageError) {
             let objects = try await store.objects(matching: predicate, sortedBy: sortDescriptors, limit: limit)
-            results = objects
+            registrar.withMutation(of: self, keyPath: \.results) { storedResults = objects }
             resultIDs = Set(objects.map(\.id))
-            error = nil
+            if storedError != nil { registrar.withMutation(of: self, keyPath: \.error) { storedError = nil } }
         } catch {
-            self.error = error
+            registrar.withMutation(of: self, keyPath: \.error) { storedError = error }
         }
-        refreshCount += 1
+        registrar.withMutation(of: self, keyPath: \.refreshCount) { storedRefreshCount += 1 }
     }
 
     private func handle(_ change: ObjectChange<Object.ID>) async {
         if resultIDs.contains(change.id) {
-            await refresh()
+            await load()
             return
         }
         guard case .deleted = change else {
@@ -84,7 +118,7 @@ public final class LiveQuery<Object: Codable & Identifiable & Sendable> where Ob
             } catch {
                 // An unreadable object or a throwing predicate: let the query report it.
             }
-            await refresh()
+            await load()
             return
         }
     }
@@ -93,7 +127,6 @@ public final class LiveQuery<Object: Codable & Identifiable & Sendable> where Ob
 extension ObjectStore {
     /// Returns a ``LiveQuery`` of the objects that match `predicate`, which updates itself as they
     /// change.
-    @MainActor
     public func liveQuery(
         matching predicate: Predicate<Object>? = nil,
         sortedBy sortDescriptors: [SortDescriptor<Object>] = [],

@@ -111,4 +111,22 @@ import Testing
         #expect(query.refreshCount == refreshes)
         #expect(query.results.isEmpty)
     }
+
+    @MainActor
+    @Test func aQueryThatIsNeverReadNeverQueries() async throws {
+        let store = ObjectStore<Note>.inMemory()
+        // As SwiftUI does with a @State initial value it discards: made on every view
+        // initialisation, never read.
+        let discarded = (0..<50).map { _ in store.liveQuery(matching: #Predicate { $0.priority >= 2 }) }
+        try await store.save(Note(title: "urgent", priority: 3))
+        for _ in 0..<10 { await Task.yield() }
+        #expect(discarded.allSatisfy { !$0.isStarted && $0.refreshCount == 0 })
+
+        // The one the view keeps starts when the view first reads it.
+        let kept = discarded[0]
+        await nextChange(of: kept)
+        #expect(kept.isStarted)
+        #expect(kept.results.map(\.title) == ["urgent"])
+        #expect(discarded.dropFirst().allSatisfy { !$0.isStarted })
+    }
 }

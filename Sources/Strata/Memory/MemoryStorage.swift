@@ -375,6 +375,8 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         if let observer { observed(.set, observer) { store(&removed) } } else { store(&removed) }
         cache.publish(removed)
         _ = consume removed
+        // A value costlier than the whole limit was not kept: its key was removed instead.
+        if cost <= maximumCost { cache.publishSets([key]) }
     }
 
     /// Stores `value` with the lifetime the rules give it.
@@ -389,13 +391,15 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         guard expiry.hasUpdateRule else {
             let now = now()
             var removed = cache.makeRemoved()
-            if let newExpiry = expiry.expiry(of: value, forKey: key, replacing: nil, now: now) {
+            let newExpiry = expiry.expiry(of: value, forKey: key, replacing: nil, now: now)
+            if let newExpiry {
                 cache.set(value, forKey: key, cost: cost, expiry: newExpiry, now: { now }, removed: &removed)
             } else {
                 cache.removeValue(forKey: key, removed: &removed)
             }
             cache.publish(removed)
             _ = consume removed
+            if newExpiry != nil, cost <= maximumCost { cache.publishSets([key]) }
             return
         }
         // The rule for replaced values needs the old value's lifetime: the write is made only if
@@ -417,7 +421,10 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
             )
             cache.publish(removed)
             _ = consume removed
-            if committed { return }
+            if committed {
+                if newExpiry != nil, cost <= maximumCost { cache.publishSets([key]) }
+                return
+            }
         }
     }
 
@@ -473,6 +480,11 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         }
         cache.publish(removed)
         _ = consume removed
+        cache.publishSets(
+            zip(entries, zip(costs, expiries)).compactMap { entry, measure in
+                measure.0 <= maximumCost && measure.1 != nil ? entry.key : nil
+            }
+        )
     }
 
     /// Removes the value for `key`, if any.
@@ -495,6 +507,11 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
                 old.flatMap { shard in shard.map { Removal(key: $0.key.key, value: $0.value.value, cause: .cleared) } }
             )
         }
+        if cache.changes.isActive {
+            cache.changes.publish(
+                old.flatMap { shard in shard.keys.map { StorageChange(key: $0.key, kind: .cleared) } }
+            )
+        }
         _ = consume old
         publish()
     }
@@ -515,6 +532,26 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
     /// ```
     public func removals(bufferingNewest limit: Int = 1_000) -> AsyncStream<Removal<Key, Value>> {
         cache.removals.subscribe(bufferingNewest: limit)
+    }
+
+    /// What changes from now on: each key set, removed, expired, evicted or cleared, in the order
+    /// the storage made the changes, after its locks are released (see ``ObservableStorage``).
+    /// A value replaced by a write is reported as the write's ``StorageChange/Kind/set``. The
+    /// storage never waits for a listener: the stream keeps the newest `limit` changes not read
+    /// yet. While nobody listens, writes pay one relaxed atomic load.
+    ///
+    /// ```swift
+    /// for await change in cache.changes() where change.key == "avatar" {
+    ///     print("avatar \(change.kind)")
+    /// }
+    /// ```
+    public func changes(bufferingNewest limit: Int) -> AsyncStream<StorageChange<Key>> {
+        cache.changes.subscribe(bufferingNewest: limit)
+    }
+
+    /// How many listen to ``changes(bufferingNewest:)`` now.
+    package var changeListenerCount: Int {
+        cache.changes.listenerCount
     }
 
     /// Removes every expired value now rather than when it is next read, and returns how many
@@ -640,6 +677,7 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
             )
             cache.publish(removed)
             if committed {
+                if updated != nil, (newCost ?? 0) <= maximumCost { cache.publishSets([key]) }
                 return result
             }
         }
@@ -671,4 +709,6 @@ extension MemoryStorage {
     }
 }
 
-extension MemoryStorage: UpdatableStorage, LifetimeStorage, EnumerableStorage, ClearableStorage, ExpiringStorage {}
+extension MemoryStorage: UpdatableStorage, LifetimeStorage, EnumerableStorage, ClearableStorage, ExpiringStorage,
+    ObservableStorage
+{}

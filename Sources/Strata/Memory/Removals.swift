@@ -40,16 +40,18 @@ public struct Removal<Key, Value> {
 
 extension Removal: Sendable where Key: Sendable, Value: Sendable {}
 
-/// The listeners of a storage's removals. A storage asks ``isActive`` before collecting removals
-/// (nothing is collected, and nothing allocated, while nobody listens) and hands what it collected
-/// to ``publish(_:)`` once its locks are released. Each listener's buffer keeps the newest
-/// removals it has not read, so a listener that never reads costs at most its buffer, and the
-/// storage never waits for one. Any task may use it.
+/// The listeners of a storage's removals.
 @usableFromInline
-final class RemovalBroadcast<Key: Sendable, Value: Sendable>: Sendable {
-    private let listeners = LockedState<
-        (next: Int, continuations: [Int: AsyncStream<Removal<Key, Value>>.Continuation])
-    >(
+typealias RemovalBroadcast<Key: Sendable, Value: Sendable> = Broadcast<Removal<Key, Value>>
+
+/// The listeners of a stream of events, such as a storage's removals or changes. A storage asks
+/// ``isActive`` before collecting events (nothing is collected, and nothing allocated, while
+/// nobody listens) and hands what it collected to ``publish(_:)`` once its locks are released.
+/// Each listener's buffer keeps the newest events it has not read, so a listener that never reads
+/// costs at most its buffer, and the storage never waits for one. Any task may use it.
+@usableFromInline
+final class Broadcast<Element: Sendable>: Sendable {
+    private let listeners = LockedState<(next: Int, continuations: [Int: AsyncStream<Element>.Continuation])>(
         (0, [:])
     )
     private let active = Atomic(false)
@@ -61,11 +63,14 @@ final class RemovalBroadcast<Key: Sendable, Value: Sendable>: Sendable {
     @usableFromInline
     var isActive: Bool { active.load(ordering: .relaxed) }
 
-    /// A new listener's stream, keeping at most `limit` unread removals (the newest).
-    func subscribe(bufferingNewest limit: Int) -> AsyncStream<Removal<Key, Value>> {
-        let (stream, continuation) = AsyncStream<Removal<Key, Value>>.makeStream(
-            bufferingPolicy: .bufferingNewest(max(limit, 1))
-        )
+    /// How many listen now.
+    var listenerCount: Int {
+        listeners.withLock { $0.continuations.count }
+    }
+
+    /// A new listener's stream, keeping at most `limit` unread events (the newest).
+    func subscribe(bufferingNewest limit: Int) -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream<Element>.makeStream(bufferingPolicy: .bufferingNewest(max(limit, 1)))
         // The flag changes under the lock, so it always says whether the list is empty.
         let id = listeners.withLock { state in
             defer { state.next += 1 }
@@ -84,13 +89,13 @@ final class RemovalBroadcast<Key: Sendable, Value: Sendable>: Sendable {
         }
     }
 
-    /// Hands `removals` to every listener, in order.
+    /// Hands `events` to every listener, in order.
     @usableFromInline
-    func publish(_ removals: [Removal<Key, Value>]) {
-        guard !removals.isEmpty else { return }
+    func publish(_ events: [Element]) {
+        guard !events.isEmpty else { return }
         let continuations = listeners.withLock { Array($0.continuations.values) }
         for continuation in continuations {
-            for removal in removals { continuation.yield(removal) }
+            for event in events { continuation.yield(event) }
         }
     }
 }

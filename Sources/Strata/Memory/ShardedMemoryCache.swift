@@ -53,6 +53,9 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
     /// Who listens to removals; every change that removes values collects them only while
     /// someone does.
     @usableFromInline let removals = RemovalBroadcast<Key, Value>()
+    /// Who listens to changes (`changes()`): removals are collected for them too, and writes
+    /// report their sets.
+    @usableFromInline let changes = Broadcast<StorageChange<Key>>()
     /// The idle time, in seconds, that a read renews an entry's lifetime to, or 0 when reads
     /// leave lifetimes alone (``Expiry/afterAccess(_:)``).
     @usableFromInline let idleTime: Double
@@ -118,14 +121,28 @@ final class ShardedMemoryCache<Key: Hashable & Sendable, Value: Sendable> {
     @inlinable
     func makeRemoved() -> Removed {
         var removed = Removed()
-        if removals.isActive { removed.removals = [] }
+        if removals.isActive || changes.isActive { removed.removals = [] }
         return removed
     }
 
     /// Hands what `removed` recorded to the listeners. Call it with no lock held.
     @inlinable
     func publish(_ removed: borrowing Removed) {
-        if let recorded = removed.removals { removals.publish(recorded) }
+        guard let recorded = removed.removals else { return }
+        if removals.isActive { removals.publish(recorded) }
+        if changes.isActive {
+            changes.publish(
+                recorded.compactMap { removal in
+                    StorageChange.Kind(removal.cause).map { StorageChange(key: removal.key, kind: $0) }
+                }
+            )
+        }
+    }
+
+    /// Tells the change listeners that `keys` were set, if any listen. Call it with no lock held.
+    @inlinable
+    func publishSets(_ keys: @autoclosure () -> [Key]) {
+        if changes.isActive { changes.publish(keys().map { StorageChange(key: $0, kind: .set) }) }
     }
 
     @inlinable
