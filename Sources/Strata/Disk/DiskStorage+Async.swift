@@ -4,7 +4,9 @@ import _StrataInternals
 /// The async methods, which the ``Storage`` protocols call: each runs the synchronous method of
 /// the same name on ``BlockingIOPool``'s threads, so the file I/O never runs on the caller's
 /// actor nor holds a cooperative-pool thread.
-extension DiskStorage: UpdatableStorage, LifetimeStorage, EnumerableStorage, ClearableStorage, ExpiringStorage {
+extension DiskStorage: UpdatableStorage, LifetimeStorage, EnumerableStorage, ClearableStorage, ExpiringStorage,
+    ObservableStorage
+{
     /// Returns the value for `key`, or `nil` if there is none or it has expired; the file is read
     /// on Strata's I/O threads while the caller is suspended.
     ///

@@ -318,15 +318,38 @@ extension DiskStorage {
     /// while someone listens.
     func makeRemoved() -> Removed {
         var removed = Removed()
-        if removalListeners.isActive { removed.removals = [] }
+        if removalListeners.isActive || changeListeners.isActive { removed.removals = [] }
         return removed
     }
 
-    /// Hands the removals `removed` recorded to the listeners, each with its file's size. Call it
-    /// with no lock held.
+    /// Hands the removals `removed` recorded to the listeners, each with its file's size, and to
+    /// the change listeners. Call it with no lock held.
     func publishRemovals(_ removed: Removed) {
         guard let recorded = removed.removals, !recorded.isEmpty else { return }
-        removalListeners.publish(recorded.map { Removal(key: $0.key, value: $0.value.size, cause: $0.cause) })
+        if removalListeners.isActive {
+            removalListeners.publish(recorded.map { Removal(key: $0.key, value: $0.value.size, cause: $0.cause) })
+        }
+        if changeListeners.isActive {
+            changeListeners.publish(
+                recorded.compactMap { removal in
+                    StorageChange.Kind(removal.cause).map { StorageChange(key: removal.key, kind: $0) }
+                }
+            )
+        }
+    }
+
+    /// Tells the change listeners that `key` was set, if any listen. Call it with no lock held.
+    func publishSet(_ key: String) {
+        if changeListeners.isActive { changeListeners.publish([StorageChange(key: key, kind: .set)]) }
+    }
+
+    /// What this storage changes from now on: each key set, removed, expired, evicted or cleared,
+    /// after its locks are released (see ``ObservableStorage``). Only this storage's own changes
+    /// are reported, as for ``removals(bufferingNewest:)``: a write by another process sharing
+    /// the folder is not. The storage never waits for a listener: the stream keeps the newest
+    /// `limit` changes not read yet.
+    public func changes(bufferingNewest limit: Int) -> AsyncStream<StorageChange<String>> {
+        changeListeners.subscribe(bufferingNewest: limit)
     }
 
     /// The values that leave the storage from now on, each with its key, the size of its file

@@ -98,6 +98,7 @@ extension DiskStorage {
             if ruled == nil { value = nil }
         }
         var removed = makeRemoved()
+        var stored = false
         let wrote = try withWriteLock(digest: digest) { () throws(StorageError) -> Bool in
             let current = try find(key, digest: digest, stripeHeld: true)
             guard current?.header == before?.header else { return false }
@@ -112,7 +113,14 @@ extension DiskStorage {
                     } else if read.value != nil {
                         before.map { liveUntil($0.header, modified: $0.file.modified) }
                     } else { Double?.none }
-                try setLocked(value, key: key, digest: digest, now: read.now, expiry: expiry, removed: &removed)
+                stored = try setLocked(
+                    value,
+                    key: key,
+                    digest: digest,
+                    now: read.now,
+                    expiry: expiry,
+                    removed: &removed
+                )
             } else if let current {
                 try removeFile(relativePath: current.relativePath, digest: digest, key: key)
                 forget(key, countingMiss: false)
@@ -120,6 +128,7 @@ extension DiskStorage {
             return true
         }
         evict(removed)
+        if stored { publishSet(key) }
         saveIndexIfDue()
         return wrote
     }

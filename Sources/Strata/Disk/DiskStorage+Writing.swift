@@ -82,6 +82,7 @@ extension DiskStorage {
             }
         }
         evict(removed)
+        publishSet(key)
         saveIndexIfDue()
     }
 
@@ -346,6 +347,9 @@ extension DiskStorage {
                 old.compactMap { $0.map { Removal(key: $0.key, value: $0.value.size, cause: .cleared) } }
             )
         }
+        if changeListeners.isActive {
+            changeListeners.publish(old.compactMap { $0.map { StorageChange(key: $0.key, kind: .cleared) } })
+        }
     }
 
     /// Removes every expired value now rather than when it is next read; returns how many.
@@ -388,7 +392,9 @@ extension DiskStorage {
         return count
     }
 
-    /// Writes a value with the stripe lock already held.
+    /// Writes a value with the stripe lock already held; returns whether it was kept (a value
+    /// larger than the byte limit, in cache mode, removes the key instead).
+    @discardableResult
     func setLocked(
         _ value: Data,
         key: String,
@@ -396,7 +402,7 @@ extension DiskStorage {
         now: Double,
         expiry: Double?,
         removed: inout Removed
-    ) throws(StorageError) {
+    ) throws(StorageError) -> Bool {
         let header = DiskRecordHeader(
             key: key,
             payloadLength: value.count,
@@ -407,7 +413,7 @@ extension DiskStorage {
         let size = header.size + value.count
         guard try admits(size, key: key) else {
             try removeLocked(key, digest: digest)
-            return
+            return false
         }
         let relativePath = try claimPath(for: key, digest: digest, addingSize: size)
         try write(header.encoded(), value, to: relativePath, key: key)
@@ -418,6 +424,7 @@ extension DiskStorage {
             state.cache.set(entry, forKey: key, cost: size, expiry: header.expiry, removed: &removed)
             state.owners[relativePath] = key
         }
+        return true
     }
 
     /// Whether a file of `size` bytes fits the byte limit. In store mode one that does not is

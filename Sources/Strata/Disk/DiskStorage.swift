@@ -95,6 +95,8 @@ public final class DiskStorage: Sendable {
     let observer: StorageObserver?
     /// Who listens to removals (see ``removals(bufferingNewest:)``).
     let removalListeners = RemovalBroadcast<String, Int>()
+    /// Who listens to changes (see ``changes(bufferingNewest:)``).
+    let changeListeners = Broadcast<StorageChange<String>>()
 
     /// Opens (creating if needed) the folder `folder` inside `location`.
     ///

@@ -83,6 +83,33 @@ import Testing
         #expect(await eventually { cache.changeListenerCount == 0 })
     }
 
+    @Test func aDiskStorageTellsItsOwnChanges() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let clock = ManualClock()
+        var options = DiskStorage.Options(maximumCount: 2)
+        options.clock = clock
+        let disk = try DiskStorage(url: folder.url, options: options)
+        let stream = disk.changes()
+
+        // The synchronous methods, which an async function would not pick.
+        func act() throws {
+            try disk.set(Data("1".utf8), forKey: "a")
+            try disk.set(Data("2".utf8), forKey: "b", timeToLive: .seconds(1))
+            try disk.update(forKey: "a") { $0 = Data("3".utf8) }
+            try disk.set(Data("4".utf8), forKey: "c")  // evicts the least recently used, b
+            try disk.removeValue(forKey: "c")
+            try disk.removeAll()
+        }
+        try act()
+
+        #expect(
+            await Self.first(7, of: stream) == [
+                "a set", "b set", "a set", "b evicted", "c set", "c removed", "a cleared",
+            ]
+        )
+    }
+
     // MARK: ObservedValue
 
     /// Waits, through Observation, until `condition` holds; false after ten seconds without it.
