@@ -383,9 +383,11 @@ struct StatsCommand: AsyncParsableCommand {
     private func printFigures(_ statistics: StorageStatistics) {
         print("figures, named as StorageMetrics reports them; hits, misses, writes, evictions and")
         print("rejections count what this command did, as each process counts its own:")
-        for (name, value) in statistics.figures {
+        let figures = statistics.figures
+        let width = figures.map(\.name.count).max() ?? 0
+        for (name, value) in figures {
             let text = name == "hit_ratio" ? String(format: "%.3f", value) : String(Int64(value))
-            print("  \(name.padding(toLength: 26, withPad: " ", startingAt: 0)) \(text)")
+            print("  \(name.padding(toLength: width, withPad: " ", startingAt: 0)) \(text)")
         }
     }
 }

@@ -7,7 +7,7 @@ import Testing
 
 /// An object folder takes the protection class and backup exclusion it asks for when it opens and
 /// when its root is recreated, and opens in an app group's container.
-@Suite struct ObjectFolderAttributesTests {
+@Suite(.onTestThreads) struct ObjectFolderAttributesTests {
     private static func options(_ attributes: RecordingFolderAttributes) -> ObjectFolder.Options {
         var options = ObjectFolder.Options(fileProtection: .completeUnlessOpen, isExcludedFromBackup: true)
         options.folderAttributes = attributes

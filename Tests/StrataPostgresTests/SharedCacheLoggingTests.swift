@@ -15,7 +15,13 @@ import Testing
         let (logger, handler) = RecordingLogHandler.logger(level: .info)
         let storage = try await PostgresTestServer.storage { $0.logger = logger }
         let (invalidations, continuation) = AsyncStream.makeStream(of: SharedCache.Invalidation.self)
-        let cache = try await storage.sharedCache(onInvalidation: { continuation.yield($0) })
+        // No heartbeat during the test: a beat runs on the listening connection, and its query then
+        // no longer reads LISTEN, which is how the terminate below finds the connection (under a
+        // full parallel run the steps before it can take longer than the 2 s default).
+        let cache = try await storage.sharedCache(
+            heartbeatInterval: .seconds(3_600),
+            onInvalidation: { continuation.yield($0) }
+        )
         try await cache.set(Data("secret value".utf8), forKey: "secret-key")
         let admin = try await PostgresTestServer.storage(table: storage.table)
         let name = storage.instanceName
@@ -34,6 +40,8 @@ import Testing
             for try await _ in rows { count += 1 }
             return count
         }
+        // Without a terminated connection no invalidation would come: fail rather than wait.
+        try #require(terminated == 1)
         // Memory is dropped when the connection goes and again when notifications flow anew.
         var allCount = 0
         for await invalidation in invalidations where invalidation == .all {

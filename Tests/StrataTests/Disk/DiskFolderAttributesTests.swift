@@ -8,7 +8,7 @@ import _StrataInternals
 /// A disk folder an app can ship: its data-protection class and backup exclusion are set when it
 /// opens and again when it is recreated, through the one platform interface; an app group's
 /// container is found through it; on Linux, the exclusion is a real `CACHEDIR.TAG`.
-@Suite struct DiskFolderAttributesTests {
+@Suite(.onTestThreads) struct DiskFolderAttributesTests {
     private static func options(
         _ attributes: RecordingFolderAttributes,
         protection: FileProtection? = nil,

@@ -10,7 +10,7 @@ import _StrataInternals
 /// A memory storage gives memory back when its source signals pressure: part of what it holds
 /// on a warning, everything on a critical event, counted as pressure evictions; a storage without
 /// limits, or one that opted out, keeps everything; the platform's signal is armed for real.
-@Suite struct MemoryPressureTests {
+@Suite(.onTestThreads) struct MemoryPressureTests {
     private static func filled(
         _ count: Int,
         response: MemoryPressureResponse,

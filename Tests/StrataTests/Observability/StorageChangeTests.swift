@@ -8,7 +8,7 @@ import Testing
 /// `changes()` tells every key a memory storage sets, removes, expires, evicts or clears, without
 /// making a writer wait; an `ObservedValue` follows one key from its first read and stops when
 /// released.
-@Suite struct StorageChangeTests {
+@Suite(.onTestThreads) struct StorageChangeTests {
     /// The first `count` changes of `stream`, or fewer if none comes for ten seconds.
     static func first(_ count: Int, of stream: AsyncStream<StorageChange<String>>) async -> [String] {
         await withTaskGroup(of: [String].self) { group in
