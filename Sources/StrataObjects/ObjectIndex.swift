@@ -77,7 +77,7 @@ extension Array {
         guard !isEmpty else { return [] }
         let object: Object
         do {
-            object = try JSONDecoder().decode(Object.self, from: record)
+            object = try ObjectCoding<Object>().decode(record).object
         } catch {
             throw StorageError(
                 .decodingFailed,

@@ -83,6 +83,8 @@ where Object.ID: Codable & Sendable {
     public let options: Options
     /// The name errors carry.
     public let name: String
+    /// JSON with the schema version, for a ``VersionedObject``.
+    let coding = ObjectCoding<Object>()
 
     struct Entry: Sendable {
         var object: Object
@@ -521,7 +523,7 @@ where Object.ID: Codable & Sendable {
             options.prettyPrinted
             ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
         do {
-            return try encoder.encode(object)
+            return try coding.encode(object, with: encoder)
         } catch {
             throw StorageError(
                 .encodingFailed,
@@ -534,8 +536,23 @@ where Object.ID: Codable & Sendable {
     }
 
     func decode(_ data: Data, key: String) throws(StorageError) -> Object {
+        try decodeWithVersion(data, key: key).object
+    }
+
+    /// Decodes one object, migrating it when it was stored at an older version; returns the
+    /// version it was stored at too (`nil` for a type without versions).
+    func decodeWithVersion(_ data: Data, key: String) throws(StorageError) -> (object: Object, storedVersion: Int?) {
         do {
-            return try JSONDecoder().decode(Object.self, from: data)
+            return try coding.decode(data)
+        } catch let failure as MigrationFailure {
+            throw StorageError(
+                .migrationFailed,
+                key: key,
+                storage: name,
+                message:
+                    "the object '\(key)' in \(backend.location(forKey: key)) is at version \(failure.storedVersion) and could not be brought to version \(failure.currentVersion): \(failure.reason); it was left in place",
+                underlying: failure.underlying
+            )
         } catch {
             let location = backend.location(forKey: key)
             var isDamaged = false

@@ -153,10 +153,10 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
             logger: PostgresStorage.logger
         )
         var updates: [(key: Data, values: String)] = []
-        let decoder = JSONDecoder()
+        let decoder = ObjectCoding<Object>()
         for try await (key, text) in records.decode((Data, String).self) {
             // A record that does not decode is left out of the index; ObjectStore.verify() reports it.
-            guard let object = try? decoder.decode(Object.self, from: Data(text.utf8)) else { continue }
+            guard let object = try? decoder.decode(Data(text.utf8)).object else { continue }
             var values: [String: JSONIndexValue] = [:]
             for index in new {
                 if let value = index.value(of: object) { values[index.name] = JSONIndexValue(value: value) }
@@ -201,7 +201,7 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
         )
         var keys: [Data] = []
         for try await key in pending.decode(Data.self) { keys.append(key) }
-        let decoder = JSONDecoder()
+        let decoder = ObjectCoding<Object>()
         for key in keys {
             try await connection.query(
                 "DELETE FROM \(unescaped: table)_index_pending WHERE name = \(index.name) AND key = \(key)",
@@ -215,7 +215,7 @@ public final class PostgresObjectBackend<Object: Decodable & Sendable>: IndexedO
             for try await data in records.decode(String.self) { text = data }
             // A record removed since has no index values left to fix.
             guard let text else { continue }
-            let value = try (try? decoder.decode(Object.self, from: Data(text.utf8)))
+            let value = try (try? decoder.decode(Data(text.utf8)).object)
                 .flatMap(index.value(of:))
                 .map {
                     String(decoding: try JSONEncoder().encode([index.name: JSONIndexValue(value: $0)]), as: UTF8.self)

@@ -139,10 +139,10 @@ public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObj
                 sql: "INSERT OR REPLACE INTO strata_object_index_values (name, key, value) VALUES (?, ?, ?)"
             )
             let rows = try Row.fetchCursor(db, sql: "SELECT key, data FROM strata_objects")
-            let decoder = JSONDecoder()
+            let decoder = ObjectCoding<Object>()
             while let row = try rows.next() {
                 guard case .blob(let data) = (row[1] as DatabaseValue).storage,
-                    let object = try? decoder.decode(Object.self, from: data)
+                    let object = try? decoder.decode(data).object
                 else { continue }
                 let key: Data = row[0]
                 for index in new {
@@ -169,7 +169,7 @@ public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObj
             arguments: [index.name]
         )
         guard !pending.isEmpty else { return }
-        let decoder = JSONDecoder()
+        let decoder = ObjectCoding<Object>()
         let read = try db.cachedStatement(sql: "SELECT data FROM strata_objects WHERE key = ?")
         let remove = try db.cachedStatement(sql: "DELETE FROM strata_object_index_values WHERE name = ? AND key = ?")
         let insert = try db.cachedStatement(
@@ -178,7 +178,7 @@ public final class SQLiteObjectBackend<Object: Decodable & Sendable>: IndexedObj
         for key in pending {
             try remove.execute(arguments: [index.name, key])
             if let data = try Data.fetchOne(read, arguments: [key]),
-                let object = try? decoder.decode(Object.self, from: data),
+                let object = try? decoder.decode(data).object,
                 let value = index.value(of: object)
             {
                 try insert.execute(arguments: [index.name, key, value.databaseValue])
