@@ -109,7 +109,13 @@ package struct Contact: VersionedObject, Identifiable, Sendable, Equatable {
 
     /// What ``ContactV1/numbered(_:)`` becomes at version 3.
     package static func numbered(_ n: Int) -> Contact {
-        Contact(id: "contact-\(n)", fullName: "Person \(n)", age: 20 + n % 50, email: "contact-\(n)@example.com", tags: [])
+        Contact(
+            id: "contact-\(n)",
+            fullName: "Person \(n)",
+            age: 20 + n % 50,
+            email: "contact-\(n)@example.com",
+            tags: []
+        )
     }
 }
 

@@ -17,7 +17,8 @@ struct StrataCommand: AsyncParsableCommand {
     private static var subcommands: [any ParsableCommand.Type] {
         var commands: [any ParsableCommand.Type] = [
             Demo.self, ListCommand.self, GetCommand.self, SetCommand.self, RemoveCommand.self, StatsCommand.self,
-            VerifyCommand.self, TrimCommand.self, ObjectsCommand.self, DebugWriterCommand.self, DebugMigrateCommand.self,
+            VerifyCommand.self, TrimCommand.self, ObjectsCommand.self, DebugWriterCommand.self,
+            DebugMigrateCommand.self,
         ]
         #if Postgres
         commands.append(DebugSharedCacheCommand.self)

@@ -299,6 +299,13 @@ public struct MigrationProgress: Sendable, Hashable {
     public var total: Int
     /// How many of those looked at were rewritten at the current version.
     public var migrated: Int
+
+    /// Creates a progress report.
+    public init(completed: Int, total: Int, migrated: Int) {
+        self.completed = completed
+        self.total = total
+        self.migrated = migrated
+    }
 }
 
 /// What ``ObjectStore/migrate(progress:)`` did.
@@ -307,4 +314,10 @@ public struct MigrationReport: Sendable, Hashable {
     public var migrated: Int
     /// The objects that were already at it.
     public var alreadyCurrent: Int
+
+    /// Creates a report.
+    public init(migrated: Int, alreadyCurrent: Int) {
+        self.migrated = migrated
+        self.alreadyCurrent = alreadyCurrent
+    }
 }

@@ -20,7 +20,10 @@ extension Benchmark {
     static let objectQueryCount = 100_000
 
     static var objects: [Benchmark] {
-        [objectsSave, objectsFetch(readsInPlace: true), objectsFetch(readsInPlace: false), objectsFetchMigrated, objectsQuery]
+        [
+            objectsSave, objectsFetch(readsInPlace: true), objectsFetch(readsInPlace: false), objectsFetchMigrated,
+            objectsQuery,
+        ]
     }
 
     static var objectsSave: Benchmark {
@@ -164,7 +167,12 @@ struct BenchObjectV2: VersionedObject, BenchScored {
     static let migrations = ObjectMigrations<BenchObjectV2>()
         .migrating(from: 1, as: BenchObject.self) { old in
             BenchObjectV2(
-                id: old.id, name: old.title, body: old.body, tags: old.tags, rating: Double(old.score), created: old.created
+                id: old.id,
+                name: old.title,
+                body: old.body,
+                tags: old.tags,
+                rating: Double(old.score),
+                created: old.created
             )
         }
 

@@ -42,7 +42,10 @@ import Testing
             case .memory:
                 return ObjectStore(backend: memory, options: options)
             case .sqlite:
-                let backend = try SQLiteObjectBackend<Object>(path: scratch.url.appendingPathComponent("contacts.sqlite").path, indexes: indexes)
+                let backend = try SQLiteObjectBackend<Object>(
+                    path: scratch.url.appendingPathComponent("contacts.sqlite").path,
+                    indexes: indexes
+                )
                 return ObjectStore(backend: backend, options: options)
             }
         }
@@ -110,7 +113,9 @@ import Testing
     func migrateRewritesOlderObjectsAndReportsProgress(backend: Backend) async throws {
         let place = try Place(backend)
         try await place.writeVersion1(5)
-        try await place.store(ContactV2.self).save(ContactV2(id: "at-2", fullName: "Grace", age: 45, email: "g@example.com"))
+        try await place.store(ContactV2.self).save(
+            ContactV2(id: "at-2", fullName: "Grace", age: 45, email: "g@example.com")
+        )
         let store = try place.store(Contact.self)
         let seen = Mutex<[MigrationProgress]>([])
         let report = try await store.migrate { progress in seen.withLock { $0.append(progress) } }
@@ -249,11 +254,16 @@ import Testing
         defer { scratch.remove() }
         let count = 300
         let folder = scratch.child("contacts")
-        let populate = try ChildProcess([executable.path, "debug-migrate", "--folder", folder.path, "--populate", "\(count)"])
+        let populate = try ChildProcess([
+            executable.path, "debug-migrate", "--folder", folder.path, "--populate", "\(count)",
+        ])
         #expect(await populate.waitForExit() == .exited(0))
 
         for killAfter in [1, 40, 170, 299] {
-            let child = try ChildProcess([executable.path, "debug-migrate", "--folder", folder.path], standardOutput: .pipe)
+            let child = try ChildProcess(
+                [executable.path, "debug-migrate", "--folder", folder.path],
+                standardOutput: .pipe
+            )
             var lines = child.lines.makeAsyncIterator()
             var migratedSoFar = 0
             while let line = await lines.next() {
@@ -266,7 +276,10 @@ import Testing
             let store = try ObjectStore<Contact>(url: folder, options: .init(keepsObjectsInMemory: false))
             var versions: [JSONValue: Int] = [:]
             for n in 0..<count {
-                #expect(try await store.object(withID: "contact-\(n)") == Contact.numbered(n), "after a kill at \(killAfter)")
+                #expect(
+                    try await store.object(withID: "contact-\(n)") == Contact.numbered(n),
+                    "after a kill at \(killAfter)"
+                )
                 let data = try #require(try await store.backend.record(forKey: "contact-\(n)"))
                 guard case .object(let json) = try JSONDecoder().decode(JSONValue.self, from: data) else { continue }
                 versions[json["$schemaVersion"] ?? 1, default: 0] += 1

@@ -85,3 +85,58 @@ enum ReadmeObjects {
         try await ReadmeObjects.run(in: scratch.url)
     }
 }
+
+// The schema migration example of "The object store and its queries" (StrataObjects.docc), copied
+// there by hand; the test below runs it on a folder holding a version-1 contact.
+
+enum ArticleMigrations {
+    struct ContactV1: Codable {
+        var id: String
+        var name: String
+        var age: String
+    }
+
+    struct ContactV2: Codable {
+        var id: String
+        var fullName: String
+        var age: Int
+    }
+
+    struct Contact: VersionedObject, Identifiable, Sendable {
+        static let schemaVersion = 3
+        static let migrations = ObjectMigrations<Contact>()
+            .migrating(from: 1, as: ContactV1.self) { old in
+                ContactV2(id: old.id, fullName: old.name, age: Int(old.age) ?? 0)
+            }
+            .migratingJSON(from: 2) { object in object["email"] = .string("") }
+
+        var id: String
+        var fullName: String
+        var age: Int
+        var email: String
+    }
+
+    struct StoredV1: Codable, Identifiable, Sendable {
+        var id: String
+        var name: String
+        var age: String
+    }
+
+    static func run(in folder: URL) async throws {
+        try await ObjectStore<StoredV1>(url: folder).save(StoredV1(id: "ada", name: "Ada", age: "36"))
+
+        let contacts = try ObjectStore<Contact>(url: folder)
+        let ada = try await contacts.object(withID: "ada")  // a version-1 file, migrated as it is read
+        let report = try await contacts.migrate { progress in print(progress.completed, "of", progress.total) }
+        #expect(ada?.fullName == "Ada" && ada?.age == 36 && ada?.email == "")
+        #expect(report == MigrationReport(migrated: 1, alreadyCurrent: 0))
+    }
+}
+
+@Test func theArticlesMigrationExampleRuns() async throws {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "strata-article-migrations-\(UUID().uuidString)"
+    )
+    defer { try? FileManager.default.removeItem(at: folder) }
+    try await ArticleMigrations.run(in: folder)
+}

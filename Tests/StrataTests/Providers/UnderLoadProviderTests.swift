@@ -60,7 +60,7 @@ import _StrataInternals
         defer { second.cancel() }
 
         let firstSerial = try await Self.register(&state, waiter: 1)
-        let finished = state.finish("a", serial: firstSerial)
+        let finished = state.finish("a", serial: firstSerial).compactMap { $0?.waiting }
         let secondSerial = try await Self.register(&state, waiter: 2, resumeAll: finished)
         let firstAttached = state.attach(first, to: "a", serial: firstSerial)
         let secondAttached = state.attach(second, to: "a", serial: secondSerial)
