@@ -67,7 +67,7 @@ public struct ObjectMigrations<Object: Codable>: Sendable {
 
     /// Adds the step from `version` to the next: objects stored at `version` are decoded as `Old`
     /// and `migrate` returns the next version's value (the current type's, for the last step).
-    /// Throwing from `migrate` fails the read with ``StorageError/Code/migrationFailed`` and leaves
+    /// Throwing from `migrate` fails the read with `StorageError.Code.migrationFailed` and leaves
     /// the stored object as it was.
     public func migrating<Old: Decodable, New: Encodable>(
         from version: Int,

@@ -21,7 +21,7 @@ extension ObjectStore {
     /// its new one, both readable; calling `migrate()` again finishes the job.
     ///
     /// - Parameter progress: Called after each object, on the calling task.
-    /// - Throws: ``StorageError/Code/migrationFailed`` after every other object was migrated, when
+    /// - Throws: `StorageError.Code.migrationFailed` after every other object was migrated, when
     ///   some could not be (a step threw, or an object was written by a newer version): the
     ///   message counts them and names the first, whose error is the underlying one; those
     ///   objects are left as they were. The backend's errors.
