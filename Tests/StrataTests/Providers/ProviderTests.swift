@@ -226,6 +226,35 @@ import _StrataInternals
         }
     }
 
+    /// The index that finds a waiter to cancel is built by the first cancellation; waiters that
+    /// join after it can leave too, each alone, while the others keep waiting for the one fetch.
+    @Test func waitersThatJoinAfterACancellationCanLeaveToo() async throws {
+        let probe = SourceProbe(held: true)
+        let provider = Provider { (id: String) in try await probe.fetch(id) }.coordinated()
+
+        let early = (0..<3).map { _ in Task { try await provider.value(for: "a") } }
+        await probe.waitForCalls(1)
+        while provider.waitersInFlight < 3 { await Task.yield() }
+        early[0].cancel()
+        _ = await early[0].result
+        let late = (0..<3).map { _ in Task { try await provider.value(for: "a") } }
+        while provider.waitersInFlight < 5 { await Task.yield() }
+        late[1].cancel()
+        let cancelled = await late[1].result
+
+        #expect(provider.waitersInFlight == 4)
+        probe.open()
+        for task in [early[1], early[2], late[0], late[2]] {
+            #expect(try await task.value == "value of a")
+        }
+        #expect(probe.calls == 1)
+        #expect(probe.cancellations == 0)
+        #expect(throws: StorageError.self) { try cancelled.get() }
+        if case .failure(let error as StorageError) = cancelled {
+            #expect(error.code == .cancelled)
+        }
+    }
+
     @Test func whenEveryWaiterCancelsTheFetchIsCancelled() async throws {
         let probe = SourceProbe(held: true)
         let provider = Provider { (id: String) in try await probe.fetch(id) }.coordinated()
