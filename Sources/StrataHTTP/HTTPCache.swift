@@ -69,7 +69,10 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
         self.policy = policy
         self.clock = clock
         self.report = report
-        self.request = RequestFacts(headers: source.headers)
+        self.request = RequestFacts(
+            headers: source.headers,
+            transportSendsCredentials: source.transport.sendsCredentials
+        )
         self.servesFreshRecords = !request.directives.noCache
     }
 
@@ -356,13 +359,14 @@ private struct RequestFacts: Sendable {
     let headers: HTTPFields
     /// The request's own `Cache-Control`: `no-store` and `no-cache` apply.
     let directives: CacheDirectives
-    /// Whether the request carries `Authorization` or a `Cookie`.
+    /// Whether the request carries `Authorization` or a `Cookie`, its own or the transport's.
     let carriesCredentials: Bool
 
-    init(headers: HTTPFields) {
+    init(headers: HTTPFields, transportSendsCredentials: Bool) {
         self.headers = headers
         directives = CacheDirectives(headers.joined(.cacheControl))
-        carriesCredentials = headers.contains(.authorization) || headers.contains(.cookie)
+        carriesCredentials =
+            transportSendsCredentials || headers.contains(.authorization) || headers.contains(.cookie)
     }
 
     /// The values of the request headers `names` (lowercased), each header's lines trimmed and

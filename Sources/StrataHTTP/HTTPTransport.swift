@@ -40,11 +40,21 @@ public protocol HTTPTransport: Sendable {
     /// answers `timedOut` itself: the caller always hears within the limit and half a second,
     /// however busy the machine is.
     var enforcesTimeout: Bool { get }
+
+    /// Whether the transport adds credentials of its own to every request (an `Authorization` or
+    /// a `Cookie` from its configuration). ``HTTPCache`` then treats every request as carrying
+    /// credentials, as it does for those in ``HTTPSource/headers``: a shared cache stores a
+    /// response to them only when the response allows it (`public`, `s-maxage` or
+    /// `must-revalidate`).
+    var sendsCredentials: Bool { get }
 }
 
 extension HTTPTransport {
     /// `false`: ``HTTPSource`` keeps the time limit.
     public var enforcesTimeout: Bool { false }
+
+    /// `false`: the transport adds no credentials of its own.
+    public var sendsCredentials: Bool { false }
 }
 
 /// The limits of one request.

@@ -22,6 +22,9 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
 
     private let session: URLSession
     private let delegate: TransferDelegate
+    /// Whether the configuration's `httpAdditionalHeaders` hold an `Authorization` or a `Cookie`,
+    /// which URLSession adds to every request.
+    public let sendsCredentials: Bool
 
     /// Creates a transport on a session with `configuration`, whose URL cache and cookie storage
     /// are turned off.
@@ -30,6 +33,10 @@ public final class URLSessionTransport: HTTPTransport, Sendable {
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.httpShouldSetCookies = false
         configuration.httpCookieAcceptPolicy = .never
+        sendsCredentials = (configuration.httpAdditionalHeaders ?? [:]).keys.contains { name in
+            guard let name = name.base as? String else { return false }
+            return ["authorization", "cookie"].contains(name.lowercased())
+        }
         let delegate = TransferDelegate()
         let queue = OperationQueue()
         queue.name = "strata.urlsession"

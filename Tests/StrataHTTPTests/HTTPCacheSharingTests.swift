@@ -10,6 +10,10 @@ import StrataTestSupport
 import Testing
 import _StrataInternals
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// A route that answers each request with a body naming the request header `header`'s value,
 /// with `headers` added, and logs every request.
 private func echoing(_ header: String, headers: [(String, String)], log: RequestLog) -> Route {
@@ -60,6 +64,31 @@ private func text(_ data: Data) -> String {
         #expect(bodies == ["for Bearer alice", "for Bearer bob", "for Bearer alice", "for Bearer bob"])
         #expect(log.requests.count == 4)
         #expect(stored == 0)
+    }
+
+    /// Credentials that URLSession adds from its configuration are the request's credentials too:
+    /// a shared cache does not store a response to them unless the response allows it.
+    @Test func anAuthorizationInTheSessionsConfigurationIsACredential() async throws {
+        let log = RequestLog()
+        let route = echoing("Authorization", headers: [("Cache-Control", "max-age=600")], log: log)
+        let records = MemoryStorage<URL, HTTPCacheRecord>()
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpAdditionalHeaders = ["Authorization": "Bearer carol"]
+        let transport = URLSessionTransport(configuration: configuration)
+        #expect(transport.sendsCredentials)
+        #expect(!URLSessionTransport().sendsCredentials)
+
+        let bodies = try await HTTPFixture.run(routes: ["/me": route]) { http in
+            let carol = HTTPSource(transport: transport).cache(in: records)
+            return [
+                text(try await carol.value(for: http.url("/me"))),
+                text(try await carol.value(for: http.url("/me"))),
+            ]
+        }
+
+        #expect(bodies == ["for Bearer carol", "for Bearer carol"])
+        #expect(log.requests.count == 2)
+        #expect(records.count == 0)
     }
 
     @Test func aResponseThatSaysItIsPublicIsSharedBetweenUsers() async throws {
