@@ -190,6 +190,13 @@ struct VersionedReading<Object: VersionedObject>: Decodable {
             object = try Object(from: decoder)
             return
         }
+        guard storedVersion >= 1 else {
+            throw MigrationFailure(
+                storedVersion: storedVersion,
+                currentVersion: current,
+                reason: "its stored version is not one \(Object.self) ever had; versions start at 1"
+            )
+        }
         guard storedVersion < current else {
             throw MigrationFailure(
                 storedVersion: storedVersion,

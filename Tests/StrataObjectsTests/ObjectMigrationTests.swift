@@ -185,6 +185,46 @@ import Testing
         #expect(error.message.contains("missing 'fullName'"))
     }
 
+    /// Stored bytes a migration cannot trust: a version below 1 or not a number, an object that is
+    /// not a JSON object, bytes that are not JSON. Each read fails with its own clear code, and
+    /// `migrate()` migrates the sound objects, counts the others and leaves them as they were.
+    @Test(arguments: Backend.allCases)
+    func hostileStoredVersionsAndDamagedObjectsFailClearly(backend: Backend) async throws {
+        let place = try Place(backend)
+        try await place.writeVersion1(2)
+        let store = try place.store(Contact.self, keepsObjectsInMemory: false)
+        let sound = Contact.numbered(9)
+        let encoded = try JSONEncoder().encode(sound)
+        var atZero = try JSONDecoder().decode([String: JSONValue].self, from: encoded)
+        atZero["$schemaVersion"] = 0
+        var notANumber = atZero
+        notANumber["$schemaVersion"] = "three"
+        let hostile: [(key: String, data: Data, code: StorageError.Code, says: String)] = [
+            ("at-zero", try JSONEncoder().encode(atZero), .migrationFailed, "versions start at 1"),
+            ("not-a-number", try JSONEncoder().encode(notANumber), .decodingFailed, "$schemaVersion"),
+            ("an-array", Data("[1, 2, 3]".utf8), .decodingFailed, "an-array"),
+            ("not-json", Data("{\"id\": \"not-json\", ".utf8), .corrupted, "not valid JSON"),
+        ]
+        for (key, data, _, _) in hostile {
+            try await store.backend.setRecord(data, forKey: key)
+        }
+        for (key, _, code, says) in hostile {
+            let error = try await #require(throws: StorageError.self) { try await store.object(withID: key) }
+            #expect(error.code == code, "\(key)")
+            #expect(error.key == key)
+            #expect(error.message.contains(says), "\(key): \(error.message)")
+        }
+
+        let failure = try await #require(throws: StorageError.self) { try await store.migrate() }
+        #expect(failure.code == .migrationFailed)
+        #expect(failure.message.contains("4 of 6 objects could not be migrated"))
+        #expect(failure.message.contains("2 were migrated"))
+        for (key, data, _, _) in hostile {
+            #expect(try await store.backend.record(forKey: key) == data, "\(key) was left as it was")
+        }
+        #expect(try await store.object(withID: "contact-1") == Contact.numbered(1))
+    }
+
     @Test func anIncompletePlanFailsClearly() async throws {
         struct Gapped: VersionedObject, Identifiable, Sendable {
             static let schemaVersion = 3
