@@ -275,6 +275,13 @@ let package = Package(
             ],
             path: "Examples/ProductServer"
         ),
+        // The data layer of an app with an image feed, which the article "Strata in an app"
+        // (Strata.docc) walks through; StrataHTTPTests runs it against a local server.
+        .target(
+            name: "ImageFeed",
+            dependencies: ["Strata", "StrataHTTP", "StrataObjects"],
+            path: "Examples/ImageFeed"
+        ),
         // A libFuzzer target over the disk format's parsers, built only on demand: see its source.
         .executableTarget(name: "StrataFuzz", dependencies: ["Strata"]),
         .testTarget(
@@ -381,6 +388,8 @@ let package = Package(
                 "StrataAsyncHTTPClient",
                 "StrataTestSupport",
                 "LocalHTTPServer",
+                "StrataObjects",
+                "ImageFeed",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),

@@ -48,7 +48,7 @@ scripts/crc32c-cross.sh
 
 step "Building with every trait (warnings in Sources/ or Tests/ fail the run)"
 swift build --build-tests --enable-all-traits 2>&1 | tee "$log_dir/build.log"
-if grep -E '^/.*/(Sources|Tests)/.*: warning:' "$log_dir/build.log" | grep -v '/.build' | sort -u >"$log_dir/warnings.txt" \
+if grep -E '^/.*/(Sources|Tests|Examples)/.*: warning:' "$log_dir/build.log" | grep -v '/.build' | sort -u >"$log_dir/warnings.txt" \
     && [ -s "$log_dir/warnings.txt" ]; then
     echo "Compiler warnings in the project's code:" >&2
     cat "$log_dir/warnings.txt" >&2
@@ -58,7 +58,7 @@ fi
 step "Building with the default traits, as an app does, and running the demo"
 # Its own folder, so neither build undoes the other's trait flags.
 swift build --build-tests --scratch-path .build-default 2>&1 | tee "$log_dir/build-default.log"
-if grep -E '^/.*/(Sources|Tests)/.*: warning:' "$log_dir/build-default.log" | grep -v '/.build' | sort -u >"$log_dir/warnings.txt" \
+if grep -E '^/.*/(Sources|Tests|Examples)/.*: warning:' "$log_dir/build-default.log" | grep -v '/.build' | sort -u >"$log_dir/warnings.txt" \
     && [ -s "$log_dir/warnings.txt" ]; then
     echo "Compiler warnings in the project's code (default traits):" >&2
     cat "$log_dir/warnings.txt" >&2
