@@ -26,7 +26,10 @@ import _StrataInternals
 /// - a response with `Vary` is stored once per combination of the named request headers' values,
 ///   and answers only a request whose headers have the same values; `Vary: *` is never stored;
 /// - a response with neither a freshness lifetime nor a validator is not stored: it could never be
-///   used without downloading it again.
+///   used without downloading it again;
+/// - the request's own `Cache-Control`, in the source's headers or given to
+///   ``value(for:cacheControl:)``, narrows or widens what a stored response may answer: `max-age`,
+///   `min-fresh`, `max-stale`, `only-if-cached` (never ask the server), `no-cache` and `no-store`.
 ///
 /// The ``policy`` says whether the storage serves one user or many; a shared cache, the default,
 /// stores neither `private` responses nor responses to requests with credentials that do not say
@@ -52,8 +55,8 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
     @usableFromInline let clock: any StorageClock
     private let report: @Sendable (StorageError) -> Void
     private let request: RequestFacts
-    /// Whether a fresh stored response may answer without revalidation: the source's request
-    /// does not say `no-cache`.
+    /// Whether any fresh stored response may answer without revalidation: the source's request
+    /// says neither `no-cache` nor a `max-age` or `min-fresh` that a fresh response may fail.
     @usableFromInline let servesFreshRecords: Bool
     private let revalidations = LockedState([URL: Task<Void, Never>]())
 
@@ -73,7 +76,9 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
             headers: source.headers,
             transportSendsCredentials: source.transport.sendsCredentials
         )
-        self.servesFreshRecords = !request.directives.noCache
+        let directives = request.directives
+        self.servesFreshRecords =
+            !directives.noCache && directives.maximumAge == nil && directives.minimumFreshness == nil
     }
 
     /// Returns the body at `url`, from the storage when RFC 9111 and the policy allow it.
@@ -91,25 +96,72 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
         if let primary, !primary.listsVariants, servesFreshRecords, primary.isFresh(at: clock.now()) {
             return primary.body
         }
-        return try await value(for: url, key: key, primary: primary)
+        return try await value(for: url, key: key, primary: primary, call: nil)
+    }
+
+    /// Returns the body at `url` as ``value(for:)`` does, for a request that adds the
+    /// `Cache-Control` directives `cacheControl` to the source's (RFC 9111, section 5.2.1):
+    /// - `max-age=N`: a stored response older than N seconds is revalidated; `max-age=0` always
+    ///   asks the server;
+    /// - `min-fresh=N`: a stored response that stays fresh for less than N more seconds is
+    ///   revalidated;
+    /// - `max-stale` or `max-stale=N`: a stale stored response is served without asking, stale by
+    ///   any time or by at most N seconds, unless it forbids that (`must-revalidate`, `no-cache`,
+    ///   and in a shared cache `proxy-revalidate` or `s-maxage`);
+    /// - `only-if-cached`: the server is never asked; without a stored response that may answer,
+    ///   the request fails with `notFound` (where an HTTP cache would answer 504);
+    /// - `no-cache` revalidates, and `no-store` keeps the response out of the storage.
+    ///
+    /// The directives are sent to the server with the request. An app's "offline" mode is
+    /// `value(for: url, cacheControl: "only-if-cached, max-stale")`; a pull to refresh,
+    /// `"no-cache"`. The same directives in the source's headers apply to every request.
+    ///
+    /// - Throws: `StorageError` as ``value(for:)``, and `notFound` for `only-if-cached` without a
+    ///   usable stored response.
+    public func value(for url: URL, cacheControl: String) async throws(StorageError) -> Data {
+        let key = Self.storageKey(for: url)
+        let primary = await record(forKey: key)
+        return try await value(for: url, key: key, primary: primary, call: RequestCall(cacheControl, base: request))
     }
 
     /// `value(for:)` once the record under the URL's key has been read, when it is not a fresh
-    /// response: a variant, a stale response or none.
+    /// response: a variant, a stale response or none; `call` is the request's own directives,
+    /// when it has some.
     @usableFromInline
-    func value(for url: URL, key: URL, primary: HTTPCacheRecord?) async throws(StorageError) -> Data {
+    func value(
+        for url: URL,
+        key: URL,
+        primary: HTTPCacheRecord?,
+        call: RequestCall?
+    ) async throws(StorageError)
+        -> Data
+    {
+        let directives = call?.directives ?? request.directives
         let found = await lookUp(key, primary: primary)
-        if let stored = found.stored, servesFreshRecords {
+        if let stored = found.stored {
             let now = clock.now()
-            if stored.record.isFresh(at: now) {
+            if stored.record.answers(directives, at: now, shared: policy.isShared) {
                 return stored.record.body
             }
-            if stored.record.mayServeWhileRevalidating(at: now, shared: policy.isShared) {
+            if !directives.noCache, !directives.onlyIfCached, directives.maximumAge == nil,
+                directives.minimumFreshness == nil,
+                stored.record.mayServeWhileRevalidating(at: now, shared: policy.isShared)
+            {
                 revalidateInBackground(url, key: key, found: found)
                 return stored.record.body
             }
         }
-        return try await fetch(url, key: key, found: found)
+        if directives.onlyIfCached {
+            throw StorageError(
+                .notFound,
+                key: url,
+                storage: source.name,
+                message: found.stored == nil
+                    ? "only-if-cached, and no response is stored"
+                    : "only-if-cached, and the stored response is stale for this request"
+            )
+        }
+        return try await fetch(url, key: key, found: found, call: call)
     }
 
     /// Gives up every background revalidation under way; the stored responses are kept.
@@ -125,7 +177,14 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
     }
 
     /// Asks the server, conditionally when a record was found, and stores what it answers.
-    private func fetch(_ url: URL, key: URL, found: HTTPCacheLookup) async throws(StorageError) -> Data {
+    private func fetch(
+        _ url: URL,
+        key: URL,
+        found: HTTPCacheLookup,
+        call: RequestCall?
+    ) async throws(StorageError)
+        -> Data
+    {
         let stored = found.stored?.record
         var conditions = HTTPFields()
         if let stored {
@@ -138,7 +197,7 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
         }
         let response: HTTPSourceResponse
         do {
-            response = try await source.response(for: url, conditions: conditions)
+            response = try await source.response(for: url, conditions: conditions, adding: call?.headers ?? [:])
         } catch {
             if let stored, Self.isOriginFailure(error),
                 stored.mayServeOnError(at: clock.now(), allowance: policy.staleIfError, shared: policy.isShared)
@@ -153,7 +212,7 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
             let record = found.record.revalidated(with: response.headers, at: received, shared: policy.isShared)
             // The 304's own directives decide, as a full response's would: a `no-store`, or a
             // `private` one in a shared cache, removes the record instead of refreshing it.
-            if mayStore(record) {
+            if mayStore(record, call: call) {
                 await set(record, forKey: found.key)
             } else {
                 await remove(forKey: found.key)
@@ -173,7 +232,7 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
             received: received,
             shared: policy.isShared
         )
-        await keep(record, at: key, found: found)
+        await keep(record, at: key, found: found, call: call)
         return response.body
     }
 
@@ -197,8 +256,8 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
 
     /// Stores `record` under its URL or its variant's key when RFC 9111 and the policy allow it
     /// and it is useful; otherwise removes the record it replaces.
-    private func keep(_ record: HTTPCacheRecord, at key: URL, found: HTTPCacheLookup) async {
-        guard mayStore(record) else {
+    private func keep(_ record: HTTPCacheRecord, at key: URL, found: HTTPCacheLookup, call: RequestCall?) async {
+        guard mayStore(record, call: call) else {
             if let stored = found.stored { await remove(forKey: stored.key) }
             return
         }
@@ -216,9 +275,10 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
 
     /// Whether RFC 9111 (sections 3, 3.5 and 4.1) and the policy allow storing `record`, and it
     /// is useful.
-    private func mayStore(_ record: HTTPCacheRecord) -> Bool {
+    private func mayStore(_ record: HTTPCacheRecord, call: RequestCall?) -> Bool {
         let directives = record.directives
-        if directives.noStore || request.directives.noStore || record.variesUnpredictably { return false }
+        let requestDirectives = call?.directives ?? request.directives
+        if directives.noStore || requestDirectives.noStore || record.variesUnpredictably { return false }
         if policy.isShared {
             if directives.isPrivate { return false }
             if request.carriesCredentials,
@@ -235,7 +295,7 @@ public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == UR
             guard running[key] == nil else { return }
             running[key] = Task { [self] in
                 do throws(StorageError) {
-                    _ = try await fetch(url, key: key, found: found)
+                    _ = try await fetch(url, key: key, found: found, call: nil)
                 } catch {
                     report(error)
                 }
@@ -352,6 +412,20 @@ private struct HTTPCacheLookup: Sendable {
 private struct StoredHTTPRecord: Sendable {
     var record: HTTPCacheRecord
     var key: URL
+}
+
+/// The `Cache-Control` of one request made through ``HTTPCache/value(for:cacheControl:)``: its
+/// text, sent with the request, and the directives it makes with the source's own.
+@usableFromInline
+struct RequestCall: Sendable {
+    let directives: CacheDirectives
+    let headers: HTTPFields
+
+    fileprivate init(_ cacheControl: String, base: RequestFacts) {
+        let sourceText = base.headers.joined(.cacheControl)
+        directives = CacheDirectives([sourceText, cacheControl].compactMap { $0 }.joined(separator: ", "))
+        headers = [.cacheControl: cacheControl]
+    }
 }
 
 /// What the cache needs to know of the source's request headers, read once.

@@ -146,6 +146,43 @@ extension HTTPCacheRecord {
             || (shared && (directives.proxyRevalidate || directives.sharedMaximumAge != nil))
     }
 
+    /// Whether the record may answer, at `date` and without asking the server, a request whose
+    /// own `Cache-Control` says `request` (RFC 9111, sections 4.2 and 5.2.1): it is fresh, and
+    /// - no older than the request's `max-age`;
+    /// - fresh for at least the request's `min-fresh` longer;
+    /// - or, stale, within the request's `max-stale`, unless the response forbids serving it stale
+    ///   (`must-revalidate`, `no-cache`; in a shared cache `proxy-revalidate` or `s-maxage`).
+    ///
+    /// A request's `no-cache` (or a response's) makes every record ask the server first.
+    func answers(_ request: CacheDirectives, at date: Date, shared: Bool) -> Bool {
+        guard !request.noCache, let freshUntil else { return false }
+        if let maximumAge = request.maximumAge, age(at: date, shared: shared) > TimeInterval(maximumAge) {
+            return false
+        }
+        let freshFor = freshUntil.timeIntervalSince(date)
+        if let minimumFreshness = request.minimumFreshness {
+            return freshFor >= TimeInterval(max(minimumFreshness, 0)) && freshFor > 0
+        }
+        if freshFor > 0 { return true }
+        guard let maximumStaleness = request.maximumStaleness, !forbidsStale(shared: shared) else { return false }
+        return -freshFor <= TimeInterval(maximumStaleness)
+    }
+
+    /// The record's age at `date` (RFC 9111, section 4.2.3): the time since it was received, plus
+    /// the age it had then. That initial age is known from the record when its lifetime is
+    /// `max-age` (or, in a shared cache, `s-maxage`): the lifetime less what was left of it on
+    /// receipt. For a lifetime from `Expires`, whose `Date` is not kept, it is taken as 0.
+    func age(at date: Date, shared: Bool) -> TimeInterval {
+        let resident = max(0, date.timeIntervalSince(received))
+        let directives = directives
+        guard let freshUntil,
+            let lifetime = shared ? directives.sharedMaximumAge ?? directives.maximumAge : directives.maximumAge
+        else {
+            return resident
+        }
+        return resident + max(0, TimeInterval(lifetime) - freshUntil.timeIntervalSince(received))
+    }
+
     /// Whether the stale record may be served at `date` while it is revalidated in the background:
     /// its `stale-while-revalidate` window (RFC 5861, section 3) has not passed, and the response
     /// does not forbid serving it stale (`must-revalidate`, `no-cache`, and in a shared cache

@@ -96,11 +96,16 @@ public struct HTTPSource: AsyncProvider {
         try await response(for: url, conditions: [:]).body
     }
 
-    /// Makes one GET request with `conditions` added to ``headers`` and returns a 2xx response
-    /// with its body, or a 304 (only when `conditions` is not empty) without one.
-    func response(for url: URL, conditions: HTTPFields) async throws(StorageError) -> HTTPSourceResponse {
+    /// Makes one GET request with `extraHeaders` and `conditions` added to ``headers`` and returns
+    /// a 2xx response with its body, or a 304 (only when `conditions` is not empty) without one.
+    func response(
+        for url: URL,
+        conditions: HTTPFields,
+        adding extraHeaders: HTTPFields = [:]
+    ) async throws(StorageError) -> HTTPSourceResponse {
         try Self.checkFetchable(url, storage: name)
         var fields = headers
+        fields.append(contentsOf: extraHeaders)
         fields.append(contentsOf: conditions)
         let request = HTTPRequest(method: .get, url: url, headerFields: fields)
         let (transport, limits) = (

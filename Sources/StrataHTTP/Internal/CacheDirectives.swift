@@ -25,13 +25,21 @@ struct CacheDirectives: Equatable {
     var staleWhileRevalidate: Int?
     /// `stale-if-error` (RFC 5861) in seconds.
     var staleIfError: Int?
+    /// A request's `min-fresh` in seconds: it wants a response that stays fresh at least this long.
+    var minimumFreshness: Int?
+    /// A request's `max-stale` in seconds: it accepts a response stale by up to this long;
+    /// ``largestDeltaSeconds`` when the directive has no value (any staleness).
+    var maximumStaleness: Int?
+    /// A request's `only-if-cached`: it wants a stored response or none, never the origin's.
+    var onlyIfCached = false
 
     /// The largest delta-seconds a cache keeps: RFC 9111, section 1.2.2, asks that larger values
     /// be read as 2^31.
     static let largestDeltaSeconds = 2_147_483_648
 
     /// Parses the comma-separated directives in `text` (several header lines joined with commas).
-    /// Unknown directives are ignored; a repeated directive with seconds keeps the smallest.
+    /// Unknown directives are ignored; a repeated directive with seconds keeps the strictest: the
+    /// smallest, and for `min-fresh` the largest.
     init(_ text: String?) {
         guard let text else { return }
         for directive in Self.split(text) {
@@ -51,6 +59,11 @@ struct CacheDirectives: Equatable {
             case "stale-while-revalidate":
                 staleWhileRevalidate = Self.smaller(staleWhileRevalidate, Self.seconds(value))
             case "stale-if-error": staleIfError = Self.smaller(staleIfError, Self.seconds(value))
+            case "min-fresh": minimumFreshness = max(minimumFreshness ?? 0, Self.seconds(value))
+            case "max-stale":
+                let seconds = value.map { Self.seconds($0) } ?? Self.largestDeltaSeconds
+                maximumStaleness = Self.smaller(maximumStaleness, seconds)
+            case "only-if-cached": onlyIfCached = true
             default: continue
             }
         }
