@@ -88,7 +88,7 @@ import Testing
     }
 
     @Test func backedStoragePasses() async throws {
-        let suite = StorageBehaviourSuite(keys: Self.keys, values: [1, 2, 3]) {
+        let suite = StorageBehaviourSuite(keys: Self.keys, values: [1, 2, 3], counting: .integers) {
             MemoryStorage<String, Int>().backed(by: MemoryStorage<String, Int>())
         }
 
