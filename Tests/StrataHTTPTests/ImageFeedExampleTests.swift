@@ -43,6 +43,22 @@ import _StrataInternals
 
         var base: URL { server.url("/") }
 
+        /// The app's data layer on this server, its folders in `folder`, over URLSession.
+        func open(
+            in folder: TemporaryFolder,
+            decodedImageBytes: Int = 32 << 20,
+            memoryPressure: MemoryPressureSource = MemoryPressureSource()
+        ) throws -> FeedDataLayer {
+            try FeedDataLayer(
+                server: base,
+                data: .url(folder.child("data")),
+                caches: .url(folder.child("caches")),
+                transport: URLSessionTransport(),
+                decodedImageBytes: decodedImageBytes,
+                memoryPressure: memoryPressure
+            )
+        }
+
         /// Publishes `count` posts, each with a `side × side` image of its own colour.
         func publish(_ count: Int, side: Int = 16) -> [Post] {
             let posts = (1...count).map { number in
@@ -82,13 +98,7 @@ import _StrataInternals
         defer { folder.remove() }
         let server = try await FeedServer()
         let published = server.publish(3)
-        let data = try FeedDataLayer(
-            server: server.base,
-            data: .url(folder.child("data")),
-            caches: .url(folder.child("caches")),
-            transport: URLSessionTransport(),
-            memoryPressure: MemoryPressureSource()
-        )
+        let data = try server.open(in: folder)
         let model = await FeedModel(data: data)
         let changed = LockedState(false)
 
@@ -134,14 +144,7 @@ import _StrataInternals
         let server = try await FeedServer()
         let published = server.publish(5, side: 100)  // 30,000 pixel bytes each
         let pressure = MemoryPressureSource()
-        let data = try FeedDataLayer(
-            server: server.base,
-            data: .url(folder.child("data")),
-            caches: .url(folder.child("caches")),
-            transport: URLSessionTransport(),
-            decodedImageBytes: 100_000,
-            memoryPressure: pressure
-        )
+        let data = try server.open(in: folder, decodedImageBytes: 100_000, memoryPressure: pressure)
 
         for post in published { _ = try await data.thumbnail(for: post) }
         let full = data.decodedImages.statistics
@@ -186,13 +189,7 @@ import _StrataInternals
         ])
         let server = try await FeedServer()
         server.state.withLock { $0.isFailing = true }  // offline: every request fails
-        let data = try FeedDataLayer(
-            server: server.base,
-            data: .url(folder.child("data")),
-            caches: .url(folder.child("caches")),
-            transport: URLSessionTransport(),
-            memoryPressure: MemoryPressureSource()
-        )
+        let data = try server.open(in: folder)
         let model = await FeedModel(data: data)
 
         _ = await model.posts
@@ -230,22 +227,13 @@ import _StrataInternals
         defer { folder.remove() }
         let server = try await FeedServer()
         let published = server.publish(2)
-        func open() throws -> FeedDataLayer {
-            try FeedDataLayer(
-                server: server.base,
-                data: .url(folder.child("data")),
-                caches: .url(folder.child("caches")),
-                transport: URLSessionTransport(),
-                memoryPressure: MemoryPressureSource()
-            )
-        }
-        let first = try open()
+        let first = try server.open(in: folder)
         try await first.refreshFeed()
         for post in published { _ = try await first.thumbnail(for: post) }
         let hits = server.server.totalHits
         server.state.withLock { $0.isFailing = true }
 
-        let second = try open()  // the app, started again, offline
+        let second = try server.open(in: folder)  // the app, started again, offline
         let posts = try await second.posts.all().sorted { $0.id < $1.id }
         var images: [Thumbnail] = []
         for post in posts { images.append(try await second.thumbnail(for: post)) }
@@ -270,13 +258,7 @@ import _StrataInternals
             "/images/zero.ppm": Data("P6\n0 5\n255\n".utf8),
         ]
         server.state.withLock { $0.images = bodies }
-        let data = try FeedDataLayer(
-            server: server.base,
-            data: .url(folder.child("data")),
-            caches: .url(folder.child("caches")),
-            transport: URLSessionTransport(),
-            memoryPressure: MemoryPressureSource()
-        )
+        let data = try server.open(in: folder)
         let expected: [String: ThumbnailError] = [
             "html": .notAnImage, "short": .truncated, "huge": .tooLarge, "zero": .notAnImage,
         ]

@@ -1,6 +1,9 @@
-// `changes()` through the combinators that keep keys as they are: the base's changes are the
-// combination's, so `disk.json(City.self)`, `memory.combined(with: disk)` and a sharded storage
-// can be observed, and hold an `ObservedValue`, as their storages can.
+// `changes()` through the combinators that keep keys and read the storage that changed: the
+// base's changes are the combination's, so `disk.json(City.self)`, a read-only view and a sharded
+// storage can be observed, and hold an `ObservedValue`, as their storages can.
+//
+// A layered storage is not among them: its back reports a write before the write reaches the
+// front, so a listener that reads at once can still find the front's older copy.
 
 extension MappedValuesStorage: ObservableStorage where Base: ObservableStorage {
     /// The base's changes: its keys are this storage's, and a changed value is changed here.
@@ -13,15 +16,6 @@ extension ReadOnlyStorage: ObservableStorage where Base: ObservableStorage {
     /// The base's changes, made by whoever writes to it.
     public func changes(bufferingNewest limit: Int) -> AsyncStream<StorageChange<Key>> {
         base.changes(bufferingNewest: limit)
-    }
-}
-
-extension CombinedStorage: ObservableStorage where Back: ObservableStorage {
-    /// The back's changes: the back holds every value the combination has, and the front only
-    /// copies of them, so a front that evicts or expires a copy changes nothing a read returns
-    /// (the read falls through to the back) and is not reported.
-    public func changes(bufferingNewest limit: Int) -> AsyncStream<StorageChange<Key>> {
-        back.changes(bufferingNewest: limit)
     }
 }
 

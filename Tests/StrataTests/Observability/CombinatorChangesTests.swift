@@ -6,7 +6,7 @@ import Testing
 @testable import Strata
 
 /// `changes()` and `ObservedValue` through the combinators that keep keys: mapped values and
-/// codecs, read-only views, layers (the back's changes) and shards (every shard's, merged).
+/// codecs, read-only views and shards (every shard's, merged).
 @Suite(.onTestThreads) struct CombinatorChangesTests {
     struct City: Codable, Sendable, Equatable {
         var name: String
@@ -29,22 +29,6 @@ import Testing
         let expected = ["kharkiv set", "lviv set", "kharkiv removed"]
         #expect(await StorageChangeTests.first(3, of: stream) == expected)
         #expect(await StorageChangeTests.first(3, of: readOnlyStream) == expected)
-    }
-
-    @Test func aLayeredStorageTellsWhatItsBackHolds() async throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        let front = try MemoryStorage<String, Data>(maximumCount: 1)
-        let layered = front.combined(with: try DiskStorage(url: folder.child("layer")))
-        let stream = layered.changes()
-
-        try await layered.set(Data("1".utf8), forKey: "a")
-        try await layered.set(Data("2".utf8), forKey: "b")  // the front evicts its copy of a
-        let a = try await layered.value(forKey: "a")  // from the back: nothing changed
-        try await layered.removeValue(forKey: "b")
-
-        #expect(a == Data("1".utf8))
-        #expect(await StorageChangeTests.first(3, of: stream) == ["a set", "b set", "b removed"])
     }
 
     @Test func aShardedStorageMergesTheChangesOfEveryShard() async throws {
@@ -72,20 +56,20 @@ import Testing
         let listening = Task {
             for await _ in sharded.changes() {}
         }
-        #expect(await eventually { shards.allSatisfy { $0.changeListenerCount == 1 } })
+        #expect(await StorageChangeTests.eventually { shards.allSatisfy { $0.changeListenerCount == 1 } })
 
         listening.cancel()
         await listening.value
 
-        #expect(await eventually { shards.allSatisfy { $0.changeListenerCount == 0 } })
+        #expect(await StorageChangeTests.eventually { shards.allSatisfy { $0.changeListenerCount == 0 } })
     }
 
     @MainActor
-    @Test func anObservedValueFollowsAKeyThroughACodecOverLayers() async throws {
+    @Test func anObservedValueFollowsAKeyThroughACodecOverAShardedDisk() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let layered = MemoryStorage<String, Data>().combined(with: try DiskStorage(url: folder.child("layer")))
-        let cities = layered.json(City.self)
+        let shards = try (0..<2).map { try DiskStorage(url: folder.child("shard \($0)")) }
+        let cities = Strata.sharded(across: shards).json(City.self)
         let observed = cities.observedValue(forKey: "lviv")
 
         #expect(await waitUntil({ observed.readCount >= 1 }, observing: { _ = observed.value }))
@@ -115,16 +99,6 @@ import Testing
             var iterator = changed.makeAsyncIterator()
             _ = await iterator.next()
             timeout.cancel()
-        }
-        return condition()
-    }
-
-    /// Whether `condition` holds within ten seconds, checking as other tasks run.
-    private func eventually(_ condition: @escaping @Sendable () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(5))
         }
         return condition()
     }

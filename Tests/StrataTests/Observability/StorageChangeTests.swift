@@ -80,7 +80,7 @@ import Testing
             cache.set(1, forKey: "a")
             _ = await Self.first(1, of: stream)
         }
-        #expect(await eventually { cache.changeListenerCount == 0 })
+        #expect(await Self.eventually { cache.changeListenerCount == 0 })
     }
 
     @Test func aDiskStorageTellsItsOwnChanges() async throws {
@@ -172,11 +172,11 @@ import Testing
 
         observed = nil
 
-        #expect(await eventually { cache.changeListenerCount == 0 })
+        #expect(await Self.eventually { cache.changeListenerCount == 0 })
     }
 
     /// Whether `condition` holds within ten seconds, checking as other tasks run.
-    private func eventually(_ condition: @escaping @Sendable () -> Bool) async -> Bool {
+    static func eventually(_ condition: @escaping @Sendable () -> Bool) async -> Bool {
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
             if condition() { return true }
