@@ -217,6 +217,20 @@ import Testing
         #expect(resource.log.values(of: "If-None-Match") == [nil, nil, "\"v1\""])
     }
 
+    @Test func aDirectiveThatTriesToAddAHeaderAddsNone() async throws {
+        let resource = Resource(entityTag: "\"v1\"", headers: [("Cache-Control", "max-age=600")])
+
+        let body = try await HTTPFixture.run(routes: ["/a": resource.route]) { http in
+            let cache = http.source().cache(in: MemoryStorage<URL, HTTPCacheRecord>())
+            return try await cache.value(for: http.url("/a"), cacheControl: "no-cache\r\nX-Injected: 1")
+        }
+
+        #expect(body == Data("version 1".utf8))
+        #expect(resource.log.requests.count == 1)
+        #expect(resource.log.values(of: "X-Injected") == [nil])
+        #expect(resource.log.values(of: "Cache-Control").first??.contains("\n") == false)
+    }
+
     @Test func malformedDirectivesAreReadStrictly() async throws {
         let response = [("Cache-Control", "max-age=100")]
 
