@@ -1,6 +1,14 @@
 // swift-tools-version: 6.2
 import PackageDescription
 
+/// The default traits: none for an app, so it resolves no server package; every server trait when
+/// STRATA_POSTGRES_URL is set (the server the PostgreSQL suites use), so that a bare `swift test` in a
+/// contributor's checkout builds and runs every suite in one run. SwiftPM gives a root package and a
+/// dependency the same defaults; an app's build does not set this variable, so the variable is what
+/// tells them apart. A package that depends on Strata and resolves with it set gets the server traits
+/// too, as if it had asked for `traits: ["Server"]`.
+let contributorTraits: Set<String> = (Context.environment["STRATA_POSTGRES_URL"] ?? "").isEmpty ? [] : ["Server"]
+
 let package = Package(
     name: "Strata",
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
@@ -56,8 +64,9 @@ let package = Package(
             enabledTraits: ["Postgres", "AsyncHTTPClient", "ServiceLifecycle", "Tracing", "Hummingbird", "Vapor"]
         ),
         // An app resolves only swift-log, swift-metrics, swift-http-types, GRDB and
-        // swift-argument-parser (the `strata` command's).
-        .default(enabledTraits: []),
+        // swift-argument-parser (the `strata` command's). A contributor's checkout with
+        // STRATA_POSTGRES_URL set runs every suite (see `contributorTraits` above).
+        .default(enabledTraits: contributorTraits),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),

@@ -8,7 +8,8 @@
 #      server pieces, PostgreSQL, AsyncHTTPClient, Hummingbird, Vapor, lifecycle and tracing) and
 #      fails on any compiler warning in our code; then builds again with the default traits only,
 #      what `swift run strata demo` and an app build, and runs the demo;
-#   2. runs the whole test suite, every suite of every trait in one `swift test`;
+#   2. runs the whole test suite, every suite of every trait in one bare `swift test` (with
+#      STRATA_POSTGRES_URL set, the default traits are every trait: see Package.swift);
 #   3. runs the concurrency stress tests (and the lifecycle and tracing suites) again under
 #      ThreadSanitizer, failing on any report;
 #   4. builds the documentation of every documented module, failing on any DocC warning;
@@ -38,33 +39,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-step() { printf '\n==> %s\n' "$*"; }
+started=$SECONDS
+step() { printf '\n==> %s (at %d s)\n' "$*" "$((SECONDS - started))"; }
 
 step "Checking what an app resolves (the default traits)"
-scripts/check-consumer.sh
+# Without STRATA_POSTGRES_URL, whose presence turns the server traits on by default (Package.swift).
+env -u STRATA_POSTGRES_URL scripts/check-consumer.sh
 
 step "Checking the CRC-32C fast paths on ARM Linux (qemu) and Apple targets"
 scripts/crc32c-cross.sh
-
-step "Building with every trait (warnings in Sources/ or Tests/ fail the run)"
-swift build --build-tests --enable-all-traits 2>&1 | tee "$log_dir/build.log"
-if grep -E '^/.*/(Sources|Tests|Examples)/.*: warning:' "$log_dir/build.log" | grep -v '/.build' | sort -u >"$log_dir/warnings.txt" \
-    && [ -s "$log_dir/warnings.txt" ]; then
-    echo "Compiler warnings in the project's code:" >&2
-    cat "$log_dir/warnings.txt" >&2
-    exit 1
-fi
-
-step "Building with the default traits, as an app does, and running the demo"
-# Its own folder, so neither build undoes the other's trait flags.
-swift build --build-tests --scratch-path .build-default 2>&1 | tee "$log_dir/build-default.log"
-if grep -E '^/.*/(Sources|Tests|Examples)/.*: warning:' "$log_dir/build-default.log" | grep -v '/.build' | sort -u >"$log_dir/warnings.txt" \
-    && [ -s "$log_dir/warnings.txt" ]; then
-    echo "Compiler warnings in the project's code (default traits):" >&2
-    cat "$log_dir/warnings.txt" >&2
-    exit 1
-fi
-swift run --skip-build --scratch-path .build-default strata demo --requests 20 --burst 20
 
 if [ -z "${STRATA_POSTGRES_URL:-}" ]; then
     step "Starting a throwaway PostgreSQL server"
@@ -77,6 +60,28 @@ if [ -z "${STRATA_POSTGRES_URL:-}" ]; then
 fi
 export STRATA_POSTGRES_URL
 
+step "Building with every trait (warnings in Sources/ or Tests/ fail the run)"
+# A bare build: with STRATA_POSTGRES_URL set, the default traits are every server trait
+# (Package.swift), as in a contributor's bare `swift test`.
+swift build --build-tests 2>&1 | tee "$log_dir/build.log"
+if grep -E '^/.*/(Sources|Tests|Examples)/.*: warning:' "$log_dir/build.log" | grep -v '/.build' | sort -u >"$log_dir/warnings.txt" \
+    && [ -s "$log_dir/warnings.txt" ]; then
+    echo "Compiler warnings in the project's code:" >&2
+    cat "$log_dir/warnings.txt" >&2
+    exit 1
+fi
+
+step "Building with the default traits, as an app does, and running the demo"
+# Its own folder, so neither build undoes the other's trait flags.
+env -u STRATA_POSTGRES_URL swift build --build-tests --scratch-path .build-default 2>&1 | tee "$log_dir/build-default.log"
+if grep -E '^/.*/(Sources|Tests|Examples)/.*: warning:' "$log_dir/build-default.log" | grep -v '/.build' | sort -u >"$log_dir/warnings.txt" \
+    && [ -s "$log_dir/warnings.txt" ]; then
+    echo "Compiler warnings in the project's code (default traits):" >&2
+    cat "$log_dir/warnings.txt" >&2
+    exit 1
+fi
+env -u STRATA_POSTGRES_URL swift run --skip-build --scratch-path .build-default strata demo --requests 20 --burst 20
+
 step "Running every test suite in one run (a bare swift test)"
 # Every suite at once, as a contributor's `swift test` runs them: no test holds a cooperative-pool
 # thread in a blocking call (synchronous file, database and CPU-heavy suites run on the tests' own
@@ -85,7 +90,7 @@ step "Running every test suite in one run (a bare swift test)"
 # A run takes about a minute here; a hung one is stopped (with every process of its group) and
 # reported instead of holding the machine until an outer limit ends it.
 set +e
-timeout --kill-after=30 1800 swift test --skip-build --enable-all-traits 2>&1 | tee "$log_dir/test.log"
+timeout --kill-after=30 1800 swift test 2>&1 | tee "$log_dir/test.log"
 status=${PIPESTATUS[0]}
 set -e
 if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
@@ -124,7 +129,7 @@ step "Building the documentation (any DocC warning fails the run)"
 targets=(Strata StrataTesting StrataHTTP StrataAsyncHTTPClient StrataObjects StrataSQLite StrataPostgres
     StrataSQLiteObjects StrataPostgresObjects StrataServiceLifecycle StrataTracing StrataHummingbird StrataVapor)
 set +e
-swift package --enable-all-traits generate-documentation "${targets[@]/#/--target=}" --warnings-as-errors 2>&1 | tee "$log_dir/docs.log"
+swift package generate-documentation "${targets[@]/#/--target=}" --warnings-as-errors 2>&1 | tee "$log_dir/docs.log"
 status=${PIPESTATUS[0]}
 set -e
 if [ "$status" -ne 0 ]; then

@@ -6,7 +6,9 @@ import _StrataInternals
 /// The async methods, which the `Storage` protocols call: each runs the synchronous method of
 /// the same name on Strata's I/O threads, so SQLite's I/O (and a write's wait for the busy
 /// timeout) never runs on the caller's actor nor holds a cooperative-pool thread.
-extension SQLiteStorage: UpdatableStorage, LifetimeStorage, EnumerableStorage, ClearableStorage, ExpiringStorage {
+extension SQLiteStorage: UpdatableStorage, LifetimeStorage, EnumerableStorage, ClearableStorage, ExpiringStorage,
+    ObservableStorage
+{
     /// Returns the value for `key`, or `nil` if there is none or it has expired; read on Strata's
     /// I/O threads while the caller is suspended.
     ///
@@ -185,9 +187,12 @@ extension SQLiteStorage {
     func commitUpdate(_ read: UpdateRead, value: Data?) throws(StorageError) -> Bool {
         let key = read.key
         var outcome: (committed: Bool, wrote: Bool) = (false, false)
+        let listening = changeListeners.isActive
+        var changes: [StorageChange<String>] = []
         do {
             try pool.writeWithoutTransaction { db in
                 try db.inTransaction(.immediate) {
+                    changes.removeAll()
                     let current = try readRow(db, key: key).map { StoredRow(value: $0.value, expiry: $0.expiry) }
                     guard current == read.row else { return .rollback }
                     let wrote = try writeUpdated(
@@ -197,7 +202,9 @@ extension SQLiteStorage {
                         hadValue: current != nil,
                         liveExpiry: read.value != nil ? .some(read.row?.expiry) : nil,
                         lifetime: read.lifetime,
-                        now: read.now
+                        now: read.now,
+                        reporting: listening,
+                        into: &changes
                     )
                     outcome = (true, wrote)
                     return .commit
@@ -207,6 +214,7 @@ extension SQLiteStorage {
             throw mapError(error, key: key, "cannot update")
         }
         if outcome.wrote { counters.count { $0.writes &+= 1 } }
+        if listening, outcome.committed { changeListeners.publish(changes) }
         return outcome.committed
     }
 }

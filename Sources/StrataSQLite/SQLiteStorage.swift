@@ -35,6 +35,8 @@ public final class SQLiteStorage: Sendable {
     let counters: StatisticsCounter
     private let isClosed = Atomic(false)
     let name = "SQLiteStorage"
+    /// Who listens to ``changes(bufferingNewest:)``.
+    let changeListeners = Broadcast<StorageChange<String>>()
 
     /// Opens (creating if needed) the SQLite database at `path`.
     ///
@@ -102,6 +104,22 @@ public final class SQLiteStorage: Sendable {
     /// Lets the storages ``suspendAll()`` suspended take locks again.
     public static func resumeAll() {
         NotificationCenter.default.post(name: Database.resumeNotification, object: nil)
+    }
+
+    /// What this storage changes from now on: each key set, removed, expired (when its row is
+    /// removed), evicted or cleared, once its transaction has committed (see
+    /// `ObservableStorage`). Keys are reported as stored, NFC-normalized. Only this storage's own
+    /// writes are reported: another `SQLiteStorage` or process writing the same file is not seen.
+    /// The storage never waits for a listener: the stream keeps the newest `limit` changes not read
+    /// yet, and while nobody listens nothing is collected.
+    ///
+    /// ```swift
+    /// for await change in sqlite.changes() where change.kind == .evicted {
+    ///     print("\(change.key) was evicted")
+    /// }
+    /// ```
+    public func changes(bufferingNewest limit: Int) -> AsyncStream<StorageChange<String>> {
+        changeListeners.subscribe(bufferingNewest: limit)
     }
 
     /// Closes the database; later calls throw. Calling it again does nothing.
@@ -471,8 +489,11 @@ public final class SQLiteStorage: Sendable {
                 message: "the value needs \(large.value.count + large.key.utf8.count) bytes; the limit is \(limit)"
             )
         }
+        let listening = changeListeners.isActive
+        var changes: [StorageChange<String>] = []
         do {
             let evicted = try pool.write { db in
+                changes.removeAll()
                 let statement = try db.cachedStatement(
                     sql: """
                         INSERT INTO strata_values (key, value, size, expiry, accessed) VALUES (?, ?, ?, ?, ?)
@@ -490,6 +511,9 @@ public final class SQLiteStorage: Sendable {
                                 sql: "DELETE FROM strata_values WHERE key = ?",
                                 arguments: [Data(row.key.utf8)]
                             )
+                            if listening, db.changesCount > 0 {
+                                changes.append(StorageChange(key: row.key, kind: .removed))
+                            }
                             continue
                         }
                         rowExpiry = ruled
@@ -499,21 +523,25 @@ public final class SQLiteStorage: Sendable {
                             Data(row.key.utf8), row.value, row.value.count + row.key.utf8.count, rowExpiry, now,
                         ]
                     )
+                    if listening { changes.append(StorageChange(key: row.key, kind: .set)) }
                 }
                 // Values with lifetimes: each new one removes up to two expired ones (through
                 // the expiry index), so a file written and never read stays near what is alive.
                 var swept = 0
                 if expiry != nil || rules != nil {
-                    try db.cachedStatement(
-                        sql: """
-                            DELETE FROM strata_values WHERE rowid IN (
-                                SELECT rowid FROM strata_values WHERE expiry <= ? ORDER BY expiry LIMIT ?
-                            )
-                            """
-                    ).execute(arguments: [now, 2 * rows.count])
-                    swept = db.changesCount
+                    swept = try delete(
+                        db,
+                        """
+                        DELETE FROM strata_values WHERE rowid IN (
+                            SELECT rowid FROM strata_values WHERE expiry <= ? ORDER BY expiry LIMIT ?
+                        )
+                        """,
+                        arguments: [now, 2 * rows.count],
+                        reporting: listening ? .expired : nil,
+                        into: &changes
+                    )
                 }
-                var evicted = try enforceLimits(db, now: now)
+                var evicted = try enforceLimits(db, now: now, reporting: listening, into: &changes)
                 evicted.expirations += swept
                 return evicted
             }
@@ -526,10 +554,38 @@ public final class SQLiteStorage: Sendable {
         } catch {
             throw mapError(error, key: rows.count == 1 ? rows.first?.key : nil, "cannot write")
         }
+        if listening { changeListeners.publish(changes) }
     }
 
-    /// Removes expired values, then least recently used ones, until the limits hold.
-    func enforceLimits(_ db: Database, now: Double) throws -> Evicted {
+    /// Runs the `DELETE` statement `sql`; returns how many rows it removed. With a `kind`, the
+    /// statement also returns the removed keys (`RETURNING key`), and each is appended to
+    /// `changes` as a change of that kind; without one, nothing is collected.
+    func delete(
+        _ db: Database,
+        _ sql: String,
+        arguments: StatementArguments = StatementArguments(),
+        reporting kind: StorageChange<String>.Kind?,
+        into changes: inout [StorageChange<String>]
+    ) throws -> Int {
+        guard let kind else {
+            try db.cachedStatement(sql: sql).execute(arguments: arguments)
+            return db.changesCount
+        }
+        let keys = try Data.fetchAll(db.cachedStatement(sql: sql + " RETURNING key"), arguments: arguments)
+        for key in keys {
+            changes.append(StorageChange(key: String(decoding: key, as: UTF8.self), kind: kind))
+        }
+        return keys.count
+    }
+
+    /// Removes expired values, then least recently used ones, until the limits hold; when
+    /// `reporting`, appends what it removed to `changes`.
+    func enforceLimits(
+        _ db: Database,
+        now: Double,
+        reporting: Bool,
+        into changes: inout [StorageChange<String>]
+    ) throws -> Evicted {
         guard options.maximumCount != nil || options.maximumByteCount != nil else { return Evicted() }
         let maximumCount = options.maximumCount ?? .max
         let maximumBytes = options.maximumByteCount ?? .max
@@ -539,8 +595,15 @@ public final class SQLiteStorage: Sendable {
         }
         var (count, bytes) = try totals()
         guard count > maximumCount || bytes > maximumBytes else { return Evicted() }
-        try db.execute(sql: "DELETE FROM strata_values WHERE expiry <= ?", arguments: [now])
-        var evicted = Evicted(expirations: db.changesCount)
+        var evicted = Evicted(
+            expirations: try delete(
+                db,
+                "DELETE FROM strata_values WHERE expiry <= ?",
+                arguments: [now],
+                reporting: reporting ? .expired : nil,
+                into: &changes
+            )
+        )
         (count, bytes) = try totals()
         var victims: [Data] = []
         let cursor = try Row.fetchCursor(db, sql: "SELECT key, size FROM strata_values ORDER BY accessed, rowid")
@@ -555,11 +618,12 @@ public final class SQLiteStorage: Sendable {
         let delete = try db.cachedStatement(sql: "DELETE FROM strata_values WHERE key = ?")
         for key in victims {
             try delete.execute(arguments: [key])
+            if reporting { changes.append(StorageChange(key: String(decoding: key, as: UTF8.self), kind: .evicted)) }
         }
         return evicted
     }
 
-    /// What ``enforceLimits(_:now:)`` removed: values evicted for each limit, and expired ones.
+    /// What ``enforceLimits(_:now:reporting:into:)`` removed: values evicted for each limit, and expired ones.
     struct Evicted {
         var count = 0
         var size = 0
@@ -578,37 +642,57 @@ public final class SQLiteStorage: Sendable {
     /// - Throws: `StorageError.Code.io` when SQLite fails.
     public func removeValues(forKeys keys: some Sequence<String>) throws(StorageError) {
         let keys = keys.map(normalizedKey)
+        let listening = changeListeners.isActive
+        var changes: [StorageChange<String>] = []
         do {
             try pool.write { db in
+                changes.removeAll()
                 let statement = try db.cachedStatement(sql: "DELETE FROM strata_values WHERE key = ?")
                 for key in keys {
                     try statement.execute(arguments: [Data(key.utf8)])
+                    if listening, db.changesCount > 0 { changes.append(StorageChange(key: key, kind: .removed)) }
                 }
             }
         } catch {
             throw mapError(error, key: keys.count == 1 ? keys.first : nil, "cannot remove")
         }
+        if listening { changeListeners.publish(changes) }
     }
 
     /// Removes every value.
     public func removeAll() throws(StorageError) {
+        let listening = changeListeners.isActive
+        var changes: [StorageChange<String>] = []
         do {
-            try pool.write { db in try db.execute(sql: "DELETE FROM strata_values") }
+            try pool.write { db in
+                changes.removeAll()
+                _ = try delete(db, "DELETE FROM strata_values", reporting: listening ? .cleared : nil, into: &changes)
+            }
         } catch {
             throw mapError(error, key: nil, "cannot remove every value")
         }
+        if listening { changeListeners.publish(changes) }
     }
 
     /// Removes every expired value now rather than when a limit needs the room; returns how many.
     @discardableResult
     public func removeExpired() throws(StorageError) -> Int {
         let now = now()
+        let listening = changeListeners.isActive
+        var changes: [StorageChange<String>] = []
         do {
             let removed = try pool.write { db in
-                try db.execute(sql: "DELETE FROM strata_values WHERE expiry <= ?", arguments: [now])
-                return db.changesCount
+                changes.removeAll()
+                return try delete(
+                    db,
+                    "DELETE FROM strata_values WHERE expiry <= ?",
+                    arguments: [now],
+                    reporting: listening ? .expired : nil,
+                    into: &changes
+                )
             }
             counters.count { $0.expirations &+= UInt64(removed) }
+            if listening { changeListeners.publish(changes) }
             return removed
         } catch {
             throw mapError(error, key: nil, "cannot remove expired values")
@@ -662,9 +746,12 @@ public final class SQLiteStorage: Sendable {
         var bodyError: (any Error)?
         var result: Result?
         var wrote = false
+        let listening = changeListeners.isActive
+        var changes: [StorageChange<String>] = []
         do {
             try pool.writeWithoutTransaction { db in
                 try db.inTransaction(.immediate) {
+                    changes.removeAll()
                     let row = try readRow(db, key: key)
                     var value = try row.flatMap { row throws(StorageError) -> Data? in
                         guard row.expiry.map({ $0 > now }) ?? true else { return nil }
@@ -684,7 +771,9 @@ public final class SQLiteStorage: Sendable {
                         hadValue: before != nil || row != nil,
                         liveExpiry: before != nil ? .some(row?.expiry) : nil,
                         lifetime: lifetime,
-                        now: now
+                        now: now,
+                        reporting: listening,
+                        into: &changes
                     )
                     return .commit
                 }
@@ -696,6 +785,7 @@ public final class SQLiteStorage: Sendable {
             throw StorageError.updateAborted(by: bodyError, key: key, storage: name)
         }
         if wrote { counters.count { $0.writes &+= 1 } }
+        if listening { changeListeners.publish(changes) }
         guard let result else {
             preconditionFailure("update(forKey:_:) committed without running its body")
         }
@@ -707,7 +797,8 @@ extension SQLiteStorage {
     /// Writes an update's result inside its transaction: the value, or a removal for `nil`.
     /// A value gets `lifetime` when there is one (zero or less removes the row instead);
     /// otherwise a value that replaces a live one keeps its expiry (`liveExpiry`, whose `nil`
-    /// inside means never) and a new one gets the default. Returns whether a value was written.
+    /// inside means never) and a new one gets the default. Returns whether a value was written;
+    /// when `reporting`, appends what changed to `changes`.
     func writeUpdated(
         _ db: Database,
         key: String,
@@ -715,7 +806,9 @@ extension SQLiteStorage {
         hadValue: Bool,
         liveExpiry: Double??,
         lifetime: Lifetime?,
-        now: Double
+        now: Double,
+        reporting: Bool,
+        into changes: inout [StorageChange<String>]
     ) throws -> Bool {
         var value = value
         if lifetime?.hasRunOut == true { value = nil }
@@ -744,10 +837,12 @@ extension SQLiteStorage {
                     """,
                 arguments: [Data(key.utf8), value, value.count + key.utf8.count, newExpiry, now]
             )
-            _ = try enforceLimits(db, now: now)
+            if reporting { changes.append(StorageChange(key: key, kind: .set)) }
+            _ = try enforceLimits(db, now: now, reporting: reporting, into: &changes)
             return true
         } else if hadValue {
             try db.execute(sql: "DELETE FROM strata_values WHERE key = ?", arguments: [Data(key.utf8)])
+            if reporting, db.changesCount > 0 { changes.append(StorageChange(key: key, kind: .removed)) }
         }
         return false
     }

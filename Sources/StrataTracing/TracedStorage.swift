@@ -192,6 +192,13 @@ extension TracedStorage: ClearableStorage where Base: ClearableStorage {
     }
 }
 
+extension TracedStorage: ExpiringStorage where Base: ExpiringStorage {
+    /// Removes the base's expired values, in a `removeExpired` span; returns how many there were.
+    public func removeExpired() async throws(StorageError) -> Int {
+        try await traced("removeExpired") { () async throws(StorageError) -> Int in try await base.removeExpired() }
+    }
+}
+
 extension KeyValueStorage {
     /// This storage, recording a span for each operation; see ``TracedStorage``.
     ///

@@ -83,4 +83,47 @@ import Testing
         #expect(try await storage.value(forKey: "k3") == nil)
         #expect(try await storage.lifetime(forKey: "k20") == .remaining(.seconds(98)))
     }
+
+    @Test func aSingleKeyAndADefaultKeepTheLifetimeOfWhatIsStored() async throws {
+        let clock = ManualClock()
+        let memory = try MemoryStorage<String, Int>(clock: clock)
+        let score = memory.singleKey("score")
+        let counts = memory.defaulting(to: 0)
+
+        try await score.set(7, forKey: (), timeToLive: .seconds(5))
+        #expect(try await score.lifetime(forKey: ()) == .remaining(.seconds(5)))
+        #expect(memory.lifetime(forKey: "score") == .remaining(.seconds(5)))
+        try await score.update(forKey: (), lifetime: .remaining(.seconds(2))) { $0 = ($0 ?? 0) + 1 }
+        #expect(try await score.valueWithLifetime(forKey: ())?.value == 8)
+        #expect(try await score.valueWithLifetime(forKey: ())?.lifetime == .remaining(.seconds(2)))
+
+        // The default has no lifetime; an update that starts from it gives the result one.
+        #expect(try await counts.lifetime(forKey: "visits") == nil)
+        #expect(try await counts.value(forKey: "visits") == 0)
+        try await counts.update(forKey: "visits", lifetime: .remaining(.seconds(3))) { $0 = ($0 ?? -1) + 1 }
+        #expect(memory.value(forKey: "visits") == 1)
+        #expect(try await counts.lifetime(forKey: "visits") == .remaining(.seconds(3)))
+        try await counts.set(5, forKey: "later", timeToLive: .seconds(1))
+
+        clock.advance(by: .milliseconds(3500))
+        // Removing the expired values of one key's view removes every key's.
+        #expect(try await score.removeExpired() == 3)
+        #expect(memory.count == 0)
+        #expect(try await score.value() == nil)
+        #expect(try await counts.value(forKey: "visits") == 0)  // expired: the default again
+        #expect(try await counts.value(forKey: "later") == 0)
+    }
+
+    @Test func aBackedStorageRemovesTheExpiredValuesOfItsFrontOnly() async throws {
+        let clock = ManualClock()
+        let front = try MemoryStorage<String, Int>(clock: clock)
+        let back = try MemoryStorage<String, Int>(clock: clock)
+        back.set(1, forKey: "a", timeToLive: .seconds(1))
+        let backed = front.backed(by: back)
+        try await backed.set(2, forKey: "b", timeToLive: .seconds(1))
+        clock.advance(by: .seconds(2))
+        #expect(try await backed.removeExpired() == 1)
+        #expect(front.count == 0)
+        #expect(back.count == 1)  // never written by the backed storage, so not swept by it either
+    }
 }

@@ -22,13 +22,14 @@ import _StrataInternals
         try await storage.update(forKey: "secret-key-1") { $0 = "Kyiv" }
         try await storage.removeValue(forKey: "secret-key-1")
         _ = try await storage.keys()
+        #expect(try await storage.removeExpired() == 0)
         try await storage.removeAll()
 
         let spans = tracer.finishedSpans
         #expect(
             spans.map(\.operationName) == [
                 "set cities", "get cities", "get cities", "update cities", "remove cities", "keys cities",
-                "removeAll cities",
+                "removeExpired cities", "removeAll cities",
             ]
         )
         #expect(spans.allSatisfy { $0.attributes["strata.storage"]?.toSpanAttribute() == "cities" })

@@ -58,3 +58,12 @@ extension BackedStorage: LifetimeStorage where Front: LifetimeStorage, Back: Lif
         }
     }
 }
+
+extension BackedStorage: ExpiringStorage where Front: ExpiringStorage {
+    /// Removes the front's expired values and returns how many there were; the back, which this
+    /// storage never writes, keeps its own.
+    @inlinable
+    public func removeExpired() async throws(StorageError) -> Int {
+        try await front.removeExpired()
+    }
+}

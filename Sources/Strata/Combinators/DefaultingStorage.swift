@@ -100,3 +100,49 @@ extension ReadableStorage {
         DefaultingStorage(base: self, defaultValue: defaultValue)
     }
 }
+
+extension DefaultingStorage: LifetimeStorage where Base: LifetimeStorage {
+    /// Stores `value` for `key`, expiring after `timeToLive` (the base's default when `nil`);
+    /// once it expires, ``defaultValue`` is read again.
+    @inlinable
+    public func set(_ value: Value, forKey key: Key, timeToLive: Duration?) async throws(StorageError) {
+        try await base.set(value, forKey: key, timeToLive: timeToLive)
+    }
+
+    /// How long the base's value for `key` has left, or `nil` when the base has none (and
+    /// ``defaultValue`` is read): the lifetime of what is stored, not of the default.
+    @inlinable
+    public func lifetime(forKey key: Key) async throws(StorageError) -> Lifetime? {
+        try await base.lifetime(forKey: key)
+    }
+
+    /// Changes the value for `key` atomically, starting from ``defaultValue`` when there is none,
+    /// and gives the result `lifetime`; see `update(forKey:lifetime:_:)`.
+    @inlinable
+    public func update<Result>(
+        forKey key: Key,
+        lifetime: Lifetime?,
+        _ body: (inout Value?) throws -> Result
+    ) async throws(StorageError) -> Result {
+        try await base.update(forKey: key, lifetime: lifetime) { (value: inout Value?) throws -> Result in
+            var current: Value? = value ?? defaultValue
+            let result = try body(&current)
+            value = current
+            return result
+        }
+    }
+
+    /// The base's value for `key` and how long it has left, or `nil` when the base has none.
+    @inlinable
+    public func valueWithLifetime(forKey key: Key) async throws(StorageError) -> (value: Value, lifetime: Lifetime)? {
+        try await base.valueWithLifetime(forKey: key)
+    }
+}
+
+extension DefaultingStorage: ExpiringStorage where Base: ExpiringStorage {
+    /// Removes the base's expired values and returns how many there were.
+    @inlinable
+    public func removeExpired() async throws(StorageError) -> Int {
+        try await base.removeExpired()
+    }
+}

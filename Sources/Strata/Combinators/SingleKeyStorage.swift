@@ -104,3 +104,43 @@ extension KeyValueStorage {
         SingleKeyStorage(base: self, key: key)
     }
 }
+
+extension SingleKeyStorage: LifetimeStorage where Base: LifetimeStorage {
+    /// Stores `value` under the base's key, expiring after `timeToLive` (the base's default when
+    /// `nil`).
+    @inlinable
+    public func set(_ value: Value, forKey key: Void, timeToLive: Duration?) async throws(StorageError) {
+        try await base.set(value, forKey: self.key, timeToLive: timeToLive)
+    }
+
+    /// How long the value has left in the base.
+    @inlinable
+    public func lifetime(forKey key: Void) async throws(StorageError) -> Lifetime? {
+        try await base.lifetime(forKey: self.key)
+    }
+
+    /// Updates the value atomically in the base, giving it `lifetime`; see
+    /// `update(forKey:lifetime:_:)`.
+    @inlinable
+    public func update<Result>(
+        forKey key: Void,
+        lifetime: Lifetime?,
+        _ body: (inout Value?) throws -> Result
+    ) async throws(StorageError) -> Result {
+        try await base.update(forKey: self.key, lifetime: lifetime, body)
+    }
+
+    /// The value and how long it has left, read together where the base can.
+    @inlinable
+    public func valueWithLifetime(forKey key: Void) async throws(StorageError) -> (value: Value, lifetime: Lifetime)? {
+        try await base.valueWithLifetime(forKey: self.key)
+    }
+}
+
+extension SingleKeyStorage: ExpiringStorage where Base: ExpiringStorage {
+    /// Removes the base's expired values, every key's, and returns how many there were.
+    @inlinable
+    public func removeExpired() async throws(StorageError) -> Int {
+        try await base.removeExpired()
+    }
+}

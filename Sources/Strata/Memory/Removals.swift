@@ -50,26 +50,26 @@ typealias RemovalBroadcast<Key: Sendable, Value: Sendable> = Broadcast<Removal<K
 /// Each listener's buffer keeps the newest events it has not read, so a listener that never reads
 /// costs at most its buffer, and the storage never waits for one. Any task may use it.
 @usableFromInline
-final class Broadcast<Element: Sendable>: Sendable {
+package final class Broadcast<Element: Sendable>: Sendable {
     private let listeners = LockedState<(next: Int, continuations: [Int: AsyncStream<Element>.Continuation])>(
         (0, [:])
     )
     private let active = Atomic(false)
 
     @usableFromInline
-    init() {}
+    package init() {}
 
     /// Whether anyone listens.
     @usableFromInline
-    var isActive: Bool { active.load(ordering: .relaxed) }
+    package var isActive: Bool { active.load(ordering: .relaxed) }
 
     /// How many listen now.
-    var listenerCount: Int {
+    package var listenerCount: Int {
         listeners.withLock { $0.continuations.count }
     }
 
     /// A new listener's stream, keeping at most `limit` unread events (the newest).
-    func subscribe(bufferingNewest limit: Int) -> AsyncStream<Element> {
+    package func subscribe(bufferingNewest limit: Int) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream<Element>.makeStream(bufferingPolicy: .bufferingNewest(max(limit, 1)))
         // The flag changes under the lock, so it always says whether the list is empty.
         let id = listeners.withLock { state in
@@ -91,7 +91,7 @@ final class Broadcast<Element: Sendable>: Sendable {
 
     /// Hands `events` to every listener, in order.
     @usableFromInline
-    func publish(_ events: [Element]) {
+    package func publish(_ events: [Element]) {
         guard !events.isEmpty else { return }
         let continuations = listeners.withLock { Array($0.continuations.values) }
         for continuation in continuations {

@@ -12,23 +12,7 @@ import Testing
         _ count: Int,
         of stream: AsyncStream<Removal<String, Int>>
     ) async -> [Removal<String, Int>] {
-        await withTaskGroup(of: [Removal<String, Int>].self) { group in
-            group.addTask {
-                var collected: [Removal<String, Int>] = []
-                for await removal in stream {
-                    collected.append(removal)
-                    if collected.count == count { break }
-                }
-                return collected
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(10))
-                return []
-            }
-            let collected = await group.next() ?? []
-            group.cancelAll()
-            return collected
-        }
+        await firstElements(count, of: stream)
     }
 
     static func summary(_ removals: [Removal<String, Int>]) -> [String] {

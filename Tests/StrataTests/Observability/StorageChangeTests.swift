@@ -11,23 +11,7 @@ import Testing
 @Suite(.onTestThreads) struct StorageChangeTests {
     /// The first `count` changes of `stream`, or fewer if none comes for ten seconds.
     static func first(_ count: Int, of stream: AsyncStream<StorageChange<String>>) async -> [String] {
-        await withTaskGroup(of: [String].self) { group in
-            group.addTask {
-                var collected: [String] = []
-                for await change in stream {
-                    collected.append("\(change.key) \(change.kind)")
-                    if collected.count == count { break }
-                }
-                return collected
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(10))
-                return []
-            }
-            let collected = await group.next() ?? []
-            group.cancelAll()
-            return collected
-        }
+        await firstChanges(count, of: stream)
     }
 
     @Test func everyKindOfChangeIsToldInOrder() async throws {
