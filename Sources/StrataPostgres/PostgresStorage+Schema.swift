@@ -48,25 +48,41 @@ extension PostgresStorage {
                     """,
                     logger: Self.logger
                 )
-                // Announces each change as "<application_name> k<base64 key>", or "<name> *" for
-                // every key (TRUNCATE, or a key too long for a notification's 8000 bytes).
+                // Announces each change as "<application_name> <kind><base64 key>": `s` for a
+                // value set, `r` removed, `x` removed once expired (the storage's own clock,
+                // `strata.now`, which its sweeps set for their transaction, says so), `c`
+                // cleared by TRUNCATE. A TRUNCATE also sends "<name> *" first, and a key too long
+                // for a notification's 8000 bytes sends only "<name> *": every key.
                 try await connection.query(
                     """
                     CREATE OR REPLACE FUNCTION \(unescaped: table)_notify() RETURNS trigger
                     LANGUAGE plpgsql AS $$
                     DECLARE
                         changed BYTEA;
+                        kind TEXT;
                         sender TEXT := coalesce(current_setting('application_name', true), '');
                     BEGIN
                         IF TG_OP = 'TRUNCATE' THEN
                             PERFORM pg_notify('\(unescaped: channel)', sender || ' *');
+                            PERFORM pg_notify('\(unescaped: channel)', sender || ' c' || encode(key, 'base64'))
+                            FROM \(unescaped: table) WHERE octet_length(key) <= 5000;
                             RETURN NULL;
                         END IF;
-                        IF TG_OP = 'DELETE' THEN changed := OLD.key; ELSE changed := NEW.key; END IF;
+                        IF TG_OP = 'DELETE' THEN
+                            changed := OLD.key;
+                            IF OLD.expiry <= nullif(current_setting('strata.now', true), '')::double precision THEN
+                                kind := 'x';
+                            ELSE
+                                kind := 'r';
+                            END IF;
+                        ELSE
+                            changed := NEW.key;
+                            kind := 's';
+                        END IF;
                         IF octet_length(changed) > 5000 THEN
                             PERFORM pg_notify('\(unescaped: channel)', sender || ' *');
                         ELSE
-                            PERFORM pg_notify('\(unescaped: channel)', sender || ' k' || encode(changed, 'base64'));
+                            PERFORM pg_notify('\(unescaped: channel)', sender || ' ' || kind || encode(changed, 'base64'));
                         END IF;
                         RETURN NULL;
                     END
@@ -82,10 +98,15 @@ extension PostgresStorage {
                     """,
                     logger: Self.logger
                 )
+                // Before the rows go, so that the trigger can name them.
+                try await connection.query(
+                    "DROP TRIGGER IF EXISTS \(unescaped: table)_truncated ON \(unescaped: table)",
+                    logger: Self.logger
+                )
                 try await connection.query(
                     """
-                    CREATE OR REPLACE TRIGGER \(unescaped: table)_truncated
-                    AFTER TRUNCATE ON \(unescaped: table)
+                    CREATE OR REPLACE TRIGGER \(unescaped: table)_cleared
+                    BEFORE TRUNCATE ON \(unescaped: table)
                     FOR EACH STATEMENT EXECUTE FUNCTION \(unescaped: table)_notify()
                     """,
                     logger: Self.logger

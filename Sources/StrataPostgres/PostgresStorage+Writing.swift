@@ -58,13 +58,14 @@ extension PostgresStorage {
             }
             // A value with a lifetime removes up to two expired ones in the same statement (one
             // round trip), skipping rows another writer holds, so a table written and never read
-            // stays near what is alive.
+            // stays near what is alive. `strata.now` tells the trigger they expired.
             try await connection.query(
                 """
-                WITH swept AS (
+                WITH clock AS MATERIALIZED (SELECT set_config('strata.now', \(now)::text, true)),
+                swept AS (
                     DELETE FROM \(unescaped: table) WHERE digest IN (
                         SELECT digest FROM \(unescaped: table)
-                        WHERE expiry <= \(now) AND digest <> sha256(\(stored))
+                        WHERE expiry <= \(now) AND digest <> sha256(\(stored)) AND EXISTS (SELECT FROM clock)
                         ORDER BY expiry LIMIT 2 FOR UPDATE SKIP LOCKED
                     )
                 )
@@ -197,7 +198,14 @@ extension PostgresStorage {
         let table = table
         let removed = try await perform("cannot remove expired values", key: nil) { connection in
             let rows = try await connection.query(
-                "WITH gone AS (DELETE FROM \(unescaped: table) WHERE expiry <= \(now) RETURNING 1) SELECT count(*)::bigint FROM gone",
+                // `strata.now` tells the trigger that these rows expired.
+                """
+                WITH clock AS MATERIALIZED (SELECT set_config('strata.now', \(now)::text, true)),
+                gone AS (
+                    DELETE FROM \(unescaped: table) WHERE expiry <= \(now) AND EXISTS (SELECT FROM clock) RETURNING 1
+                )
+                SELECT count(*)::bigint FROM gone
+                """,
                 logger: Self.logger
             )
             for try await count in rows.decode(Int.self) {

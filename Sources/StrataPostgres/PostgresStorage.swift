@@ -13,7 +13,7 @@ import _StrataInternals
 /// Keys are stored as their UTF-8 bytes and found by their SHA-256 digest, so any key (SQL-looking,
 /// NUL, 10 KB long) is stored verbatim; keys and values reach the server only as bound parameters.
 /// A trigger on the table announces every change with `NOTIFY`, which ``SharedCache`` uses to keep
-/// memory layers in several processes fresh.
+/// memory layers in several processes fresh and ``changes(bufferingNewest:)`` streams.
 ///
 /// The storage owns a `PostgresClient` and the task that runs it: call ``close()`` when done
 /// (releasing the storage also stops it). Every operation has a time limit

@@ -119,7 +119,8 @@ final class SharedCacheListener: Sendable {
         token: String,
         signalReady: AsyncStream<Void>.Continuation
     ) -> Bool {
-        // The payload is "<sender> k<base64 key>", "<sender> *" or "<sender> ready <token>". The
+        // The payload is "<sender> <kind><base64 key>" (see `PostgresChange`), "<sender> *" or
+        // "<sender> ready <token>". The
         // sender is another client's `application_name`, which may hold spaces ("my app"); the
         // message after the last space never does, so the payload is read from its end.
         guard let space = payload.lastIndex(of: " ") else { return false }
@@ -140,12 +141,10 @@ final class SharedCacheListener: Sendable {
         if sender == own {
             return false
         }
-        if message == "*" {
-            invalidate(.all)
-        } else if message.hasPrefix("k"),
-            let bytes = Data(base64Encoded: String(message.dropFirst()), options: .ignoreUnknownCharacters)
-        {
-            invalidate(.key(String(decoding: bytes, as: UTF8.self)))
+        switch PostgresChange(message) {
+        case .everyKey: invalidate(.all)
+        case .key(let key, _): invalidate(.key(key))
+        case nil: break
         }
         return false
     }
