@@ -29,4 +29,11 @@ func readmePostgres(data: Data, newConfig: Data, profile: Data) async throws {
     try await users.set(profile, forKey: "user:42")  // stored in exactly one of them
     await shared.close()  // stops the pool's task
 }
+// The "Running on many machines" article's block on changes, copied there by hand; compiled here,
+// run by PostgresChangesTests.
+func articlePostgresChanges(shared: PostgresStorage) async {
+    for await change in shared.changes() {
+        print(change.key, change.kind)  // "greeting set", "greeting removed", "session-7 expired", ...
+    }
+}
 #endif
