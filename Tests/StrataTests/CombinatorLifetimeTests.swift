@@ -126,4 +126,42 @@ import Testing
         #expect(front.count == 0)
         #expect(back.count == 1)  // never written by the backed storage, so not swept by it either
     }
+
+    @Test func aPushingStorageGivesBothLayersTheLifetimeAndUpdatesThemInTurn() async throws {
+        let clock = ManualClock()
+        let front = try MemoryStorage<String, Int>(clock: clock)
+        let back = try MemoryStorage<String, Int>(clock: clock)
+        let pushing = front.pushing(to: back)
+
+        try await pushing.set(1, forKey: "a", timeToLive: .seconds(5))
+        #expect(front.lifetime(forKey: "a") == .remaining(.seconds(5)))
+        #expect(back.lifetime(forKey: "a") == .remaining(.seconds(5)))
+        try await pushing.update(forKey: "a", lifetime: .remaining(.seconds(2))) { $0 = ($0 ?? 0) + 1 }
+        #expect(front.value(forKey: "a") == 2 && back.value(forKey: "a") == 2)
+        #expect(try await pushing.lifetime(forKey: "a") == .remaining(.seconds(2)))
+        #expect(back.lifetime(forKey: "a") == .remaining(.seconds(2)))
+
+        // Concurrent updates through the pushing storage lose none, in either layer.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<100 {
+                group.addTask { try await pushing.update(forKey: "count") { $0 = ($0 ?? 0) + 1 } }
+            }
+            try await group.waitForAll()
+        }
+        #expect(front.value(forKey: "count") == 100 && back.value(forKey: "count") == 100)
+
+        // A body that throws writes nothing to either layer.
+        struct Refused: Error {}
+        await #expect(throws: StorageError.self) {
+            try await pushing.update(forKey: "count") { (value: inout Int?) throws -> Void in
+                value = 0
+                throw Refused()
+            }
+        }
+        #expect(front.value(forKey: "count") == 100 && back.value(forKey: "count") == 100)
+
+        clock.advance(by: .seconds(3))
+        #expect(try await pushing.removeExpired() == 1)
+        #expect(front.value(forKey: "a") == nil && back.value(forKey: "a") == nil)
+    }
 }

@@ -75,6 +75,97 @@ extension PushingStorage: ReadableStorage where Front: ReadableStorage {
 
 extension PushingStorage: Storage where Front: Storage {}
 
+extension PushingStorage: UpdatableStorage where Front: UpdatableStorage {
+    /// Reads the front's value for `key`, lets `body` change it, then writes the result to the
+    /// back and then the front (setting it to `nil` removes it from both), in turn with the other
+    /// writes of `key` as ``set(_:forKey:)`` says: atomic against every write made through this
+    /// storage, and `body` runs once. A failed back write leaves the front as it was.
+    ///
+    /// - Throws: `StorageError.Code.updateAborted` when `body` throws (nothing is written), the
+    ///   layers' errors, or `StorageError.Code.cancelled` as ``set(_:forKey:)`` does.
+    @inlinable
+    public func update<Result>(
+        forKey key: Key,
+        _ body: (inout Value?) throws -> Result
+    ) async throws(StorageError) -> Result {
+        try await turns.run(key, storage: "PushingStorage") { () throws(StorageError) -> Result in
+            let (written, result) = try await changed(key, body)
+            if let written {
+                try await back.set(written, forKey: key)
+            } else {
+                try await back.removeValue(forKey: key)
+            }
+            try await front.update(forKey: key) { $0 = written }
+            return result
+        }
+    }
+
+    /// The front's value for `key` as `body` leaves it, and what `body` returned.
+    @inlinable
+    func changed<Result>(
+        _ key: Key,
+        _ body: (inout Value?) throws -> Result
+    ) async throws(StorageError) -> (Value?, Result) {
+        var value = try await front.value(forKey: key)
+        do {
+            let result = try body(&value)
+            return (value, result)
+        } catch {
+            throw StorageError.updateAborted(by: error, key: key, storage: "PushingStorage")
+        }
+    }
+}
+
+extension PushingStorage: LifetimeStorage where Front: LifetimeStorage, Back: LifetimeStorage {
+    /// Stores `value` in the back, then in the front, each expiring after `timeToLive` (its own
+    /// default when `nil`), in turn with the other writes of `key`.
+    @inlinable
+    public func set(_ value: Value, forKey key: Key, timeToLive: Duration?) async throws(StorageError) {
+        try await turns.run(key, storage: "PushingStorage") { () throws(StorageError) in
+            try await back.set(value, forKey: key, timeToLive: timeToLive)
+            try await front.set(value, forKey: key, timeToLive: timeToLive)
+        }
+    }
+
+    /// How long the front's value for `key` has left; the back is never read.
+    @inlinable
+    public func lifetime(forKey key: Key) async throws(StorageError) -> Lifetime? {
+        try await front.lifetime(forKey: key)
+    }
+
+    /// Updates `key` as ``update(forKey:_:)`` does, giving the result `lifetime` in both layers;
+    /// with `nil`, each layer keeps the lifetime of a value it replaces and gives a new one its
+    /// default.
+    @inlinable
+    public func update<Result>(
+        forKey key: Key,
+        lifetime: Lifetime?,
+        _ body: (inout Value?) throws -> Result
+    ) async throws(StorageError) -> Result {
+        try await turns.run(key, storage: "PushingStorage") { () throws(StorageError) -> Result in
+            let (written, result) = try await changed(key, body)
+            try await back.update(forKey: key, lifetime: lifetime) { $0 = written }
+            try await front.update(forKey: key, lifetime: lifetime) { $0 = written }
+            return result
+        }
+    }
+
+    /// The front's value for `key` and how long it has left.
+    @inlinable
+    public func valueWithLifetime(forKey key: Key) async throws(StorageError) -> (value: Value, lifetime: Lifetime)? {
+        try await front.valueWithLifetime(forKey: key)
+    }
+}
+
+extension PushingStorage: ExpiringStorage where Front: ExpiringStorage, Back: ExpiringStorage {
+    /// Removes the expired values of the back, then of the front; returns how many the front had.
+    @inlinable
+    public func removeExpired() async throws(StorageError) -> Int {
+        _ = try await back.removeExpired()
+        return try await front.removeExpired()
+    }
+}
+
 extension WritableStorage where Key: Hashable {
     /// Returns a storage whose writes also go to `back`; reads come from this storage alone.
     @inlinable
