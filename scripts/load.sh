@@ -5,7 +5,12 @@
 #   2. one server with the cache (memory over PostgreSQL, one upstream call per product),
 #      measured after a warm-up;
 #   3. four cached servers on one PostgreSQL under the same total load, while a writer changes
-#      products: how long each server goes on answering with the old product after the commit.
+#      products: how long each server goes on answering with the old product after the commit;
+#   4. the same four servers, one of which (8084) reaches PostgreSQL through a TCP relay
+#      (scripts/tcp-relay.py) that the writer freezes mid-run for FREEZE_MS (6000) without closing
+#      anything: each server's staleness for the changes committed before, during and after the
+#      fault. Its SharedCache's heartbeat (2 s, answered within 1 s) must bound the staleness in
+#      the fault to about 3 s, and invalidation must resume after it.
 # Each run is CONNECTIONS connections for DURATION (64 and 30s unless set) over IDS products (1000).
 # Starts a throwaway PostgreSQL with scripts/postgres.sh (or uses STRATA_POSTGRES_URL), installs
 # Debian's wrk when it is missing, builds the server in release mode, and stops everything it
@@ -134,6 +139,32 @@ done
 four_stats=$(for port in 8081 8082 8083 8084; do curl -s "http://127.0.0.1:$port/stats"; echo; done)
 stop_servers
 
+say "4. Four cached servers, one of them behind a relay frozen mid-run for ${FREEZE_MS:-6000} ms"
+postgres_port=$(sed -E 's#.*@[^/]*:([0-9]+)/.*#\1#' <<<"$STRATA_POSTGRES_URL")
+python3 scripts/tcp-relay.py 0 "$postgres_port" >"$work/relay.txt" &
+relay=$!
+servers+=("$relay")
+for _ in $(seq 1 50); do [ -s "$work/relay.txt" ] && break; sleep 0.1; done
+relay_port=$(awk '{ print $2 }' "$work/relay.txt")
+relayed_url=$(sed -E "s#(@[^/]*):[0-9]+/#\1:$relay_port/#" <<<"$STRATA_POSTGRES_URL")
+for port in 8081 8082 8083; do start_server "$port" cached "$table" 1; done
+STRATA_POSTGRES_URL=$relayed_url start_server 8084 cached "$table" 1
+loads=()
+for port in 8081 8082 8083 8084; do
+    run_wrk "$port" "$per_server" "$work/fault-$port.txt" 1 &
+    loads+=("$!")
+done
+"$server" writer --postgres "$STRATA_POSTGRES_URL" --table "$table" --servers 8081,8082,8083,8084 \
+    --ids "$ids" --changes 200 --interval-ms 100 --freeze-pid "$relay" --freeze-after-ms 5000 \
+    --freeze-ms "${FREEZE_MS:-6000}" --watch-ms 12000 >"$work/fault-writer.txt"
+for pid in "${loads[@]}"; do wait "$pid"; done
+fault_rps=""
+for port in 8081 8082 8083 8084; do
+    read -r rps _ p99 <<<"$(summary "$work/fault-$port.txt")"
+    fault_rps="$fault_rps $port: $rps/s p99 $p99;"
+done
+stop_servers
+
 ratio=$(awk -v a="$cached_rps" -v b="$uncached_rps" 'BEGIN { printf "%.1f", a / b }')
 cat <<EOF
 
@@ -151,6 +182,9 @@ cache:      $cached_stats   (upstream calls should equal distinct IDs)
 four servers (upstream calls are shared through PostgreSQL):
 $four_stats
 writer: $(cat "$work/writer.txt")
+
+four servers, 8084 behind a relay frozen for ${FREEZE_MS:-6000} ms:$fault_rps
+$(cat "$work/fault-writer.txt")
 EOF
 for log in "$work"/server-*.log; do
     if [ -s "$log" ]; then

@@ -18,6 +18,12 @@ import NIOPosix
 import Strata
 import StrataPostgres
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A product as the upstream describes it; `version` grows with each change.
 struct Product: Codable, Sendable {
     var id: Int
@@ -162,6 +168,10 @@ struct ProductServer {
     /// the commit, or zero. Also printed: the time until the first answer with the new version
     /// arrived, which adds the request's own latency under load to the staleness.
     static func write(_ arguments: Arguments) async throws {
+        if arguments.values["freeze-pid"] != nil {
+            try await writeThroughAFault(arguments)
+            return
+        }
         let servers = try arguments.value("servers").split(separator: ",").compactMap { Int($0) }
         let changes = Int(try arguments.value("changes", default: "200")) ?? 200
         let interval = Int(try arguments.value("interval-ms", default: "100")) ?? 100
@@ -213,6 +223,84 @@ struct ProductServer {
         )
     }
 
+    /// `write` with a fault: after `--freeze-after-ms`, stops the process `--freeze-pid` (the TCP
+    /// relay that carries one server's PostgreSQL connections, scripts/tcp-relay.py) for
+    /// `--freeze-ms`, so that its connections go silent without closing, then lets it go on.
+    /// Changes keep coming every `--interval-ms` meanwhile: each one's servers are watched, for
+    /// `--watch-ms`, without waiting for the watch to end. Prints, for each server, the staleness
+    /// of the changes committed before, during and after the fault.
+    static func writeThroughAFault(_ arguments: Arguments) async throws {
+        let servers = try arguments.value("servers").split(separator: ",").compactMap { Int($0) }
+        let changes = Int(try arguments.value("changes", default: "200")) ?? 200
+        let interval = Int(try arguments.value("interval-ms", default: "100")) ?? 100
+        let ids = Int(try arguments.value("ids", default: "1000")) ?? 1000
+        guard let pid = Int32(try arguments.value("freeze-pid")) else {
+            throw ArgumentMissing(description: "--freeze-pid must be a process ID")
+        }
+        let freezeAfter = Int(try arguments.value("freeze-after-ms", default: "5000")) ?? 5000
+        let freezeFor = Int(try arguments.value("freeze-ms", default: "6000")) ?? 6000
+        let window = UInt64(Int(try arguments.value("watch-ms", default: "12000")) ?? 12_000) * 1_000_000
+        let options = PostgresStorage.Options(table: try arguments.value("table", default: "products"))
+        let storage = try await PostgresStorage(url: try arguments.value("postgres"), options: options)
+        for port in servers {
+            _ = await watch(port: port, id: 1, marker: "", committed: Monotonic.now)
+        }
+        let fault = Task { () -> (start: UInt64, end: UInt64) in
+            try? await Task.sleep(for: .milliseconds(freezeAfter))
+            kill(pid, SIGSTOP)
+            let start = Monotonic.now
+            try? await Task.sleep(for: .milliseconds(freezeFor))
+            kill(pid, SIGCONT)
+            return (start, Monotonic.now)
+        }
+        var watches: [Task<(committed: UInt64, watches: [(Int, Watch)]), Never>] = []
+        for change in 1...changes {
+            let id = Int.random(in: 1...ids)
+            let version = 1_000 + change
+            let product = Product(id: id, name: "Product \(id)", price: 100 + id + change, version: version)
+            try await storage.set(try JSONEncoder().encode(product), forKey: String(id))
+            let committed = Monotonic.now
+            let marker = #""version":\#(version)"#
+            watches.append(
+                Task {
+                    let seen = await withTaskGroup(of: (Int, Watch).self) { group in
+                        for port in servers {
+                            group.addTask {
+                                (
+                                    port,
+                                    await watch(port: port, id: id, marker: marker, committed: committed, for: window)
+                                )
+                            }
+                        }
+                        return await group.reduce(into: [(Int, Watch)]()) { $0.append($1) }
+                    }
+                    return (committed, seen)
+                }
+            )
+            try await Task.sleep(for: .milliseconds(interval))
+        }
+        let (start, end) = await fault.value
+        var results: [(committed: UInt64, watches: [(Int, Watch)])] = []
+        for task in watches { results.append(await task.value) }
+        await storage.close()
+        print(
+            "fault: the relay stopped for \(milliseconds(end - start)); staleness (last old version served after the commit) by server and by when the change committed:"
+        )
+        for port in servers {
+            for (phase, range) in [("before", 0..<start), ("during", start..<end), ("after", end..<UInt64.max)] {
+                let seen = results.filter { range.contains($0.committed) }.flatMap {
+                    $0.watches.filter { $0.0 == port }
+                }
+                let staleness = seen.filter { $0.1.firstNewReceived != nil }.map(\.1.staleness)
+                let missed = seen.count - staleness.count
+                print(
+                    "  port \(port), \(phase) the fault: \(seen.count) changes, \(percentiles(staleness)); "
+                        + "not seen within \(milliseconds(window)): \(missed)"
+                )
+            }
+        }
+    }
+
     static func milliseconds(_ nanoseconds: UInt64) -> String {
         String(format: "%.1f ms", Double(nanoseconds) / 1e6)
     }
@@ -244,23 +332,29 @@ struct ProductServer {
     }
 
     /// Four pollers ask the server on `port` for product `id`, each until it answers with
-    /// `marker` or 2 seconds have passed, starting 1 ms apart.
-    static func watch(port: Int, id: Int, marker: String, committed: UInt64) async -> Watch {
+    /// `marker` or `window` nanoseconds (2 s) have passed since `committed`, starting 1 ms apart.
+    static func watch(
+        port: Int,
+        id: Int,
+        marker: String,
+        committed: UInt64,
+        for window: UInt64 = 2_000_000_000
+    ) async -> Watch {
         await withTaskGroup(of: Watch.self) { group in
             for poller in 0..<4 {
                 group.addTask {
                     try? await Task.sleep(for: .milliseconds(poller))
-                    return await poll(port: port, id: id, marker: marker, committed: committed)
+                    return await poll(port: port, id: id, marker: marker, committed: committed, for: window)
                 }
             }
             return await group.reduce(into: Watch()) { $0.merge($1) }
         }
     }
 
-    static func poll(port: Int, id: Int, marker: String, committed: UInt64) async -> Watch {
+    static func poll(port: Int, id: Int, marker: String, committed: UInt64, for window: UInt64) async -> Watch {
         let request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/products/\(id)")
         var watch = Watch()
-        while Monotonic.now - committed < 2_000_000_000 {
+        while Monotonic.now - committed < window {
             guard let response = try? await HTTPClient.shared.execute(request, timeout: .seconds(2)),
                 let body = try? await response.body.collect(upTo: 1 << 20)
             else { continue }
