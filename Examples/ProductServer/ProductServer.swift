@@ -253,7 +253,7 @@ struct ProductServer {
             kill(pid, SIGCONT)
             return (start, Monotonic.now)
         }
-        var watches: [Task<(committed: UInt64, watches: [(Int, Watch)]), Never>] = []
+        var watches: [Task<(committed: UInt64, id: Int, version: Int, watches: [(Int, Watch)]), Never>] = []
         for change in 1...changes {
             let id = Int.random(in: 1...ids)
             let version = 1_000 + change
@@ -274,13 +274,13 @@ struct ProductServer {
                         }
                         return await group.reduce(into: [(Int, Watch)]()) { $0.append($1) }
                     }
-                    return (committed, seen)
+                    return (committed, id, version, seen)
                 }
             )
             try await Task.sleep(for: .milliseconds(interval))
         }
         let (start, end) = await fault.value
-        var results: [(committed: UInt64, watches: [(Int, Watch)])] = []
+        var results: [(committed: UInt64, id: Int, version: Int, watches: [(Int, Watch)])] = []
         for task in watches { results.append(await task.value) }
         await storage.close()
         print(
@@ -296,6 +296,16 @@ struct ProductServer {
                 print(
                     "  port \(port), \(phase) the fault: \(seen.count) changes, \(percentiles(staleness)); "
                         + "not seen within \(milliseconds(window)): \(missed)"
+                )
+            }
+        }
+        for result in results {
+            for (port, watch) in result.watches where watch.firstNewReceived == nil {
+                let offset = Double(Int64(result.committed) - Int64(start)) / 1e6
+                print(
+                    "  missed: product \(result.id) version \(result.version), committed "
+                        + String(format: "%.0f ms", offset) + " after the fault began, port \(port): "
+                        + "\(watch.answers) answers, the last \(watch.last ?? "-")"
                 )
             }
         }
@@ -323,11 +333,15 @@ struct ProductServer {
         /// When the first answer with the new version arrived; `nil` if none did within 2 s.
         var firstNewReceived: UInt64?
         var answers = 0
+        /// What the last answer without the new version carried ("version 7", "status 500"), or
+        /// why there was none.
+        var last: String?
 
         mutating func merge(_ other: Watch) {
             staleness = max(staleness, other.staleness)
             firstNewReceived = [firstNewReceived, other.firstNewReceived].compactMap { $0 }.min()
             answers += other.answers
+            last = other.last ?? last
         }
     }
 
@@ -355,15 +369,25 @@ struct ProductServer {
         let request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/products/\(id)")
         var watch = Watch()
         while Monotonic.now - committed < window {
-            guard let response = try? await HTTPClient.shared.execute(request, timeout: .seconds(2)),
-                let body = try? await response.body.collect(upTo: 1 << 20)
-            else { continue }
+            let response: HTTPClientResponse
+            let body: ByteBuffer
+            do {
+                response = try await HTTPClient.shared.execute(request, timeout: .seconds(2))
+                body = try await response.body.collect(upTo: 1 << 20)
+            } catch {
+                watch.last = "no answer: \(error)"
+                continue
+            }
             let received = Monotonic.now
             watch.answers += 1
-            if String(buffer: body).contains(marker) {
+            let text = String(buffer: body)
+            if text.contains(marker) {
                 watch.firstNewReceived = received - committed
                 return watch
             }
+            let version = text.firstRange(of: #""version":"#).map { text[$0.upperBound...].prefix { $0.isNumber } }
+            watch.last = "status \(response.status.code), version \(version ?? "none")"
+
             if let servedAt = response.headers.first(name: "Served-At").flatMap(UInt64.init), servedAt > committed {
                 watch.staleness = max(watch.staleness, servedAt - committed)
             }
