@@ -181,7 +181,7 @@ struct ProductServer {
         // Each server's connections are open before the first change: the delays are the
         // servers', not the client's connection setup.
         for port in servers {
-            _ = await watch(port: port, id: 1, marker: "", committed: Monotonic.now)
+            _ = await watch(port: port, id: 1, version: nil, committed: Monotonic.now)
         }
         var staleness: [UInt64] = []
         var firstNew: [UInt64] = []
@@ -193,10 +193,9 @@ struct ProductServer {
             let product = Product(id: id, name: "Product \(id)", price: 100 + id + change, version: version)
             try await storage.set(try JSONEncoder().encode(product), forKey: String(id))
             let committed = Monotonic.now
-            let marker = #""version":\#(version)"#
             let watches = await withTaskGroup(of: (Int, Watch).self) { group in
                 for port in servers {
-                    group.addTask { (port, await watch(port: port, id: id, marker: marker, committed: committed)) }
+                    group.addTask { (port, await watch(port: port, id: id, version: version, committed: committed)) }
                 }
                 return await group.reduce(into: [(Int, Watch)]()) { $0.append($1) }
             }
@@ -243,7 +242,7 @@ struct ProductServer {
         let options = PostgresStorage.Options(table: try arguments.value("table", default: "products"))
         let storage = try await PostgresStorage(url: try arguments.value("postgres"), options: options)
         for port in servers {
-            _ = await watch(port: port, id: 1, marker: "", committed: Monotonic.now)
+            _ = await watch(port: port, id: 1, version: nil, committed: Monotonic.now)
         }
         let fault = Task { () -> (start: UInt64, end: UInt64) in
             try? await Task.sleep(for: .milliseconds(freezeAfter))
@@ -256,11 +255,10 @@ struct ProductServer {
         var watches: [Task<(committed: UInt64, id: Int, version: Int, watches: [(Int, Watch)]), Never>] = []
         for change in 1...changes {
             let id = Int.random(in: 1...ids)
-            let version = 1_000 + change
+            let version = 2_000_000 + change  // above every version `write` gives, which ran first on the table
             let product = Product(id: id, name: "Product \(id)", price: 100 + id + change, version: version)
             try await storage.set(try JSONEncoder().encode(product), forKey: String(id))
             let committed = Monotonic.now
-            let marker = #""version":\#(version)"#
             watches.append(
                 Task {
                     let seen = await withTaskGroup(of: (Int, Watch).self) { group in
@@ -268,7 +266,7 @@ struct ProductServer {
                             group.addTask {
                                 (
                                     port,
-                                    await watch(port: port, id: id, marker: marker, committed: committed, for: window)
+                                    await watch(port: port, id: id, version: version, committed: committed, for: window)
                                 )
                             }
                         }
@@ -346,11 +344,13 @@ struct ProductServer {
     }
 
     /// Four pollers ask the server on `port` for product `id`, each until it answers with
-    /// `marker` or `window` nanoseconds (2 s) have passed since `committed`, starting 1 ms apart.
+    /// `version` or a later one (any answer, for `nil`), or `window` nanoseconds (2 s) have passed
+    /// since `committed`, starting 1 ms apart. A later version counts: the product may have
+    /// changed again before this server was asked.
     static func watch(
         port: Int,
         id: Int,
-        marker: String,
+        version: Int?,
         committed: UInt64,
         for window: UInt64 = 2_000_000_000
     ) async -> Watch {
@@ -358,14 +358,14 @@ struct ProductServer {
             for poller in 0..<4 {
                 group.addTask {
                     try? await Task.sleep(for: .milliseconds(poller))
-                    return await poll(port: port, id: id, marker: marker, committed: committed, for: window)
+                    return await poll(port: port, id: id, version: version, committed: committed, for: window)
                 }
             }
             return await group.reduce(into: Watch()) { $0.merge($1) }
         }
     }
 
-    static func poll(port: Int, id: Int, marker: String, committed: UInt64, for window: UInt64) async -> Watch {
+    static func poll(port: Int, id: Int, version: Int?, committed: UInt64, for window: UInt64) async -> Watch {
         let request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/products/\(id)")
         var watch = Watch()
         while Monotonic.now - committed < window {
@@ -381,13 +381,14 @@ struct ProductServer {
             let received = Monotonic.now
             watch.answers += 1
             let text = String(buffer: body)
-            if text.contains(marker) {
+            let served = text.firstRange(of: #""version":"#).flatMap {
+                Int(text[$0.upperBound...].prefix { $0.isNumber })
+            }
+            if served.map({ $0 >= version ?? .min }) ?? (version == nil) {
                 watch.firstNewReceived = received - committed
                 return watch
             }
-            let version = text.firstRange(of: #""version":"#).map { text[$0.upperBound...].prefix { $0.isNumber } }
-            watch.last = "status \(response.status.code), version \(version ?? "none")"
-
+            watch.last = "status \(response.status.code), version \(served.map(String.init) ?? "none")"
             if let servedAt = response.headers.first(name: "Served-At").flatMap(UInt64.init), servedAt > committed {
                 watch.staleness = max(watch.staleness, servedAt - committed)
             }
