@@ -1,6 +1,7 @@
 #if Postgres
 import Foundation
 import Strata
+import PostgresNIO
 import StrataPostgres
 import StrataTestSupport
 import Testing
@@ -100,6 +101,30 @@ import Testing
         for key in keys { try await storage.set(Data("v".utf8), forKey: key) }
         let told = await collected.after("probe removed", count: keys.count)
         #expect(told == keys.map { "\($0.precomposedStringWithCanonicalMapping) set" })
+        await PostgresTestServer.dispose(storage)
+    }
+
+    @Test func notificationsThatAreNoChangeAreIgnored() async throws {
+        let storage = try await PostgresTestServer.storage()
+        let collected = Collected(storage.changes())
+        defer { collected.task.cancel() }
+        try await Self.waitUntilListening(collected, writer: storage, probe: "probe")
+        try await storage.removeValue(forKey: "probe")
+        let channel = storage.channel
+        // What anyone may send on the channel: no sender, an unknown kind, a SharedCache's own
+        // "ready" and "beat" messages (even one that looks like a change), every key at once.
+        let hostile = [
+            "", "nospace", "app q\(Data("k".utf8).base64EncodedString())",
+            "app ready s\(Data("k".utf8).base64EncodedString())", "app beat 12", "app *",
+        ]
+        for payload in hostile {
+            try await storage.perform("notify", key: nil) { connection in
+                try await connection.query("SELECT pg_notify(\(channel), \(payload))", logger: PostgresStorage.logger)
+            }
+        }
+        try await storage.set(Data("v".utf8), forKey: "after")
+        #expect(await collected.after("probe removed", count: 1) == ["after set"])
+        #expect(collected.changes.value.last == "after set")
         await PostgresTestServer.dispose(storage)
     }
 
