@@ -10,29 +10,37 @@ import Strata
 enum HitRateCommand {
     static let usage = """
         USAGE: strata-bench hitrate [--json] [--filter PREFIX]... [--trace FILE [--csv-column N]]...
-                                    [--plot FILE.svg] [--sized]
+                                    [--plot FILE.svg] [--sized] [--runs N]
+               strata-bench hitrate --print-keys TRACE [--size N]
 
         Replays each trace through MemoryStorage<Int, Int>(maximumCount: size, evictionPolicy: ...)
         for every policy (lru, w-tinylfu, s3-fifo, and default, the policy used when none is given)
-        at 0.1%, 1% and 10% of the trace's distinct keys, and prints each hit ratio with its fraction
-        of Belady's offline optimum. Synthetic traces (HITRATES.md): zipf0.6, zipf0.8, zipf1.0,
-        zipf0.8+scans, shift0.8, loop1.1x. Figures move by a few tenths of a point from run to run,
-        as key hashes are seeded per process.
+        and prints each hit ratio with its fraction of Belady's offline optimum, and the hit ratios
+        of Caffeine 2.6.2 and theine 2.0.0 where they were measured. Synthetic traces (HITRATES.md):
+        zipf0.6, zipf0.8, zipf1.0, zipf0.8+scans, shift0.8, loop1.1x, rereference, recency1.0,
+        recency0.8, at 10, 30, 100 (0.1%), 1,000 (1%) and 10,000 (10%) entries. A trace file is
+        replayed at 0.1%, 1% and 10% of its distinct keys. Figures move by a few tenths of a point
+        from run to run, as key hashes are seeded per process (see --runs).
 
         OPTIONS:
           --json            Print one JSON object per trace, size and policy instead of a table.
           --filter PREFIX   Replay only the synthetic traces whose name starts with PREFIX (repeatable).
           --trace FILE      Replay FILE instead of the synthetic traces: one key per line, or a real
-                            trace of ../shared/traces as it is (lirs-* text, cache2k-* binary, .gz
-                            or .xz), at the sizes its REFERENCE.md measured Caffeine at, with
-                            Caffeine's hit ratio beside Strata's (and in the plot). Repeatable:
-                            several traces make one table and one plot.
+                            trace of ../shared/traces as it is (lirs-* and address-* text, cache2k-*
+                            and cloudphysics-* binary, .gz or .xz), at the sizes its REFERENCE.md
+                            measured, with Caffeine's and theine's hit ratios beside Strata's (and
+                            Caffeine's in the plot). Repeatable: several traces make one table and
+                            one plot.
           --csv-column N    With --trace: FILE is CSV and the key is its N-th column, counting from 1.
           --plot FILE.svg   Also write an SVG chart of hit ratio against cache size per trace.
           --sized           Give each key a size from a heavy-tailed distribution (256 B to 4 MiB)
                             and limit the caches by total cost, at 0.1%, 1% and 10% of the trace's
                             bytes, instead of by count; print each policy's hit ratio and byte hit
                             ratio. The synthetic loop, sized for a count, is left out.
+          --runs N          Replay everything in N processes, each with its own hash seed, and print
+                            each hit ratio's mean and lowest over the N runs.
+          --print-keys TRACE  Print the keys of the synthetic TRACE, one per line (for measuring other
+                            caches on it), and exit; --size N gives the cache size of loop1.1x.
           -h, --help        Print this help, and exit.
         """
 
@@ -52,6 +60,15 @@ enum HitRateCommand {
         ("zipf0.8+scans", { _ in .zipfWithScans() }),
         ("shift0.8", { _ in .shift() }),
         ("loop1.1x", { .loop(cacheSize: $0) }),
+        ("rereference", { _ in .rereferences() }),
+        ("recency1.0", { _ in .recency(1.0) }),
+        ("recency0.8", { _ in .recency(0.8) }),
+    ]
+
+    /// The synthetic traces' cache sizes: 0.1%, 1% and 10% of their 100,000 keys, and two small
+    /// caches (an app's cache of a screen's images, a server's of its hottest rows).
+    static let syntheticSizes: [(label: String, capacity: Int)] = [
+        ("10", 10), ("30", 30), ("0.1%", 100), ("1%", 1000), ("10%", 10000),
     ]
 
     /// Runs the subcommand with `arguments` (those after `hitrate`) and returns the exit status.
@@ -67,6 +84,21 @@ enum HitRateCommand {
             print(usage)
             return 0
         }
+        if let name = options.printKeys {
+            guard let trace = synthetic.first(where: { $0.name == name }) else {
+                FileHandle.standardError.write(
+                    Data("strata-bench hitrate: no synthetic trace is named '\(name)'\n".utf8)
+                )
+                return 1
+            }
+            var text = ""
+            for key in trace.make(options.printSize ?? 1000).keys { text += "\(key)\n" }
+            FileHandle.standardOutput.write(Data(text.utf8))
+            return 0
+        }
+        if options.runs > 1 {
+            return HitRateRuns.run(arguments: arguments, runs: options.runs)
+        }
         do {
             let clock = ContinuousClock()
             let start = clock.now
@@ -79,7 +111,7 @@ enum HitRateCommand {
                 return 0
             }
             let jobs = try makeJobs(options)
-            let report = HitRateReport(json: options.json, showsCaffeine: jobs.contains { $0.caffeine != nil })
+            let report = HitRateReport(json: options.json, showsPeers: jobs.contains { $0.caffeine != nil })
             report.begin()
             let results = await replayInParallel(jobs, replayJob)
             report.report(results)
@@ -102,8 +134,9 @@ enum HitRateCommand {
         var size: String
         var capacity: Int
         var make: @Sendable () -> Trace
-        /// Caffeine's hit ratio (%) at this size, for a real trace.
+        /// Caffeine's and theine's hit ratios (%) at this size, where they were measured.
         var caffeine: Double? = nil
+        var theine: Double? = nil
     }
 
     private static func makeJobs(_ options: HitRateOptions) throws(HitRateError) -> [Job] {
@@ -119,9 +152,16 @@ enum HitRateCommand {
             throw HitRateError("no synthetic trace matches \(options.filters)")
         }
         return selected.flatMap { trace in
-            sizes.map { size in
-                let capacity = capacity(size.fraction, of: Trace.syntheticKeySpace)
-                return Job(trace: trace.name, size: size.label, capacity: capacity, make: { trace.make(capacity) })
+            syntheticSizes.map { label, capacity in
+                let peers = PeerReference.synthetic[trace.name]?.first { $0.size == capacity }
+                return Job(
+                    trace: trace.name,
+                    size: label,
+                    capacity: capacity,
+                    make: { trace.make(capacity) },
+                    caffeine: peers?.caffeine,
+                    theine: peers?.theine
+                )
             }
         }
     }
@@ -136,8 +176,8 @@ enum HitRateCommand {
             var traces: [(name: String, counts: [Int]?, make: @Sendable () -> Trace)] = []
             for path in options.tracePaths {
                 let trace = try Trace.load(path: path, csvColumn: options.csvColumn)
-                if let reference = CaffeineReference.sizes(forTraceAt: path) {
-                    traces.append((CaffeineReference.traceName(path), reference.map(\.0), { trace }))
+                if let reference = PeerReference.sizes(forTraceAt: path) {
+                    traces.append((PeerReference.traceName(path), reference.map(\.size), { trace }))
                 } else {
                     traces.append((trace.name, nil, { trace }))
                 }
@@ -157,16 +197,17 @@ enum HitRateCommand {
     /// The jobs of the trace file at `path`.
     private static func makeJobs(trace path: String, csvColumn: Int?) throws(HitRateError) -> [Job] {
         let trace = try Trace.load(path: path, csvColumn: csvColumn)
-        // A real trace of ../shared/traces: the sizes REFERENCE.md measured Caffeine at.
-        if let reference = CaffeineReference.sizes(forTraceAt: path) {
-            return reference.map { size, hitRatio in
+        // A real trace of ../shared/traces: the sizes REFERENCE.md measured its peers at.
+        if let reference = PeerReference.sizes(forTraceAt: path) {
+            return reference.map { size, caffeine, theine in
                 let label = sizes.first { capacity($0.fraction, of: trace.keySpace) == size }?.label ?? "\(size)"
                 return Job(
-                    trace: CaffeineReference.traceName(path),
+                    trace: PeerReference.traceName(path),
                     size: label,
                     capacity: size,
                     make: { trace },
-                    caffeine: hitRatio
+                    caffeine: caffeine,
+                    theine: theine
                 )
             }
         }
@@ -223,7 +264,8 @@ enum HitRateCommand {
             capacity: job.capacity,
             hitRatios: hitRatios,
             belady: belady,
-            caffeine: job.caffeine
+            caffeine: job.caffeine,
+            theine: job.theine
         )
     }
 
@@ -257,8 +299,10 @@ struct HitRateResult: Sendable {
     var hitRatios: [(policy: String, hitRatio: Double)]
     /// Belady's optimum, from 0 to 1.
     var belady: Double
-    /// Caffeine 2.6.2's hit ratio (%) on this real trace at this size, from REFERENCE.md.
+    /// Caffeine 2.6.2's and theine 2.0.0's hit ratios (%) on this trace at this size, from
+    /// ``PeerReference``.
     var caffeine: Double? = nil
+    var theine: Double? = nil
 }
 
 /// A command line `strata-bench hitrate` cannot run, or a trace file it cannot read.
@@ -278,6 +322,9 @@ struct HitRateOptions {
     var csvColumn: Int?
     var plot: String?
     var sized = false
+    var runs = 1
+    var printKeys: String?
+    var printSize: Int?
     var help = false
 
     /// Parses `arguments`, which exclude `strata-bench hitrate`.
@@ -312,6 +359,20 @@ struct HitRateOptions {
                 plot = try value()
             case "--sized":
                 sized = true
+            case "--runs":
+                let text = try value()
+                guard let count = Int(text), count >= 1 else {
+                    throw HitRateError("--runs needs a number of runs from 1, got '\(text)'")
+                }
+                runs = count
+            case "--print-keys":
+                printKeys = try value()
+            case "--size":
+                let text = try value()
+                guard let size = Int(text), size >= 1 else {
+                    throw HitRateError("--size needs a cache size from 1, got '\(text)'")
+                }
+                printSize = size
             case "-h", "--help":
                 help = true
             default:
@@ -323,6 +384,12 @@ struct HitRateOptions {
         }
         if sized, plot != nil {
             throw HitRateError("--plot draws hit ratios against counts; it cannot be used with --sized")
+        }
+        if printSize != nil, printKeys == nil {
+            throw HitRateError("--size gives the loop's size to --print-keys; it needs --print-keys")
+        }
+        if runs > 1, plot != nil {
+            throw HitRateError("--plot draws one run; it cannot be used with --runs")
         }
         if !tracePaths.isEmpty, !filters.isEmpty {
             throw HitRateError("--filter selects synthetic traces; it cannot be used with --trace")

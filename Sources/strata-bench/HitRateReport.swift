@@ -4,12 +4,12 @@ import Foundation
 /// standard error.
 struct HitRateReport {
     var json: Bool
-    /// Whether a column gives Caffeine's hit ratio (real traces at REFERENCE.md's sizes).
-    var showsCaffeine = false
+    /// Whether columns give Caffeine's and theine's hit ratios (``PeerReference``).
+    var showsPeers = false
 
     private var columns: [(title: String, width: Int)] {
         [("trace", 16), ("size", 5)] + HitRateCommand.policies.map { ($0.name, 15) } + [("belady", 7)]
-            + (showsCaffeine ? [("caffeine", 9)] : [])
+            + (showsPeers ? [("caffeine", 9), ("theine", 7)] : [])
     }
 
     func begin() {
@@ -31,13 +31,18 @@ struct HitRateReport {
                 if let caffeine = result.caffeine {
                     print(jsonLine(result, policy: "caffeine", hitRatio: caffeine / 100))
                 }
+                if let theine = result.theine {
+                    print(jsonLine(result, policy: "theine", hitRatio: theine / 100))
+                }
             } else {
                 let cells = result.hitRatios.map { _, hitRatio in
                     let fraction = result.belady > 0 ? hitRatio / result.belady : 0
                     return "\(percent(hitRatio)) (\(String(format: "%.2f", fraction)))"
                 }
-                let caffeine = showsCaffeine ? [result.caffeine.map { String(format: "%.2f", $0) } ?? "-"] : []
-                print(row([result.trace, result.size] + cells + [percent(result.belady)] + caffeine))
+                let peers =
+                    showsPeers
+                    ? [result.caffeine, result.theine].map { $0.map { String(format: "%.2f", $0) } ?? "-" } : []
+                print(row([result.trace, result.size] + cells + [percent(result.belady)] + peers))
             }
         }
         if !json {
@@ -45,22 +50,20 @@ struct HitRateReport {
             print("hit ratio in %, and in parentheses its fraction of belady, the offline optimum")
             print("(evict the key used farthest in the future, or do not keep one used later than all).")
         }
-        // Against Caffeine: the default policy's margin at each size, and whether it holds the
-        // goal (at least Caffeine - 0.5 points everywhere, above it on average).
-        let margins = results.compactMap { result -> Double? in
-            guard let caffeine = result.caffeine,
-                let strata = result.hitRatios.first(where: { $0.policy == "default" })?.hitRatio
+        let comparisons = results.compactMap { result -> PeerComparison? in
+            guard let strata = result.hitRatios.first(where: { $0.policy == "default" })?.hitRatio,
+                let lru = result.hitRatios.first(where: { $0.policy == "lru" })?.hitRatio
             else { return nil }
-            return strata * 100 - caffeine
-        }
-        if !margins.isEmpty {
-            let below = margins.filter { $0 < -0.5 }.count
-            let average = margins.reduce(0, +) / Double(margins.count)
-            note(
-                "default against caffeine: \(String(format: "%+.2f", average)) points on average over \(margins.count) sizes; "
-                    + "\(below) more than 0.5 points below"
+            return PeerComparison(
+                trace: result.trace,
+                size: result.size,
+                strata: strata * 100,
+                lru: lru * 100,
+                caffeine: result.caffeine,
+                theine: result.theine
             )
         }
+        for line in PeerComparison.summary(comparisons) { note(line) }
     }
 
     /// Prints a line that is not a result: to standard output beside a table, to standard error

@@ -5,8 +5,10 @@ import _StrataInternals
 ///
 /// The synthetic traces reproduce the definitions of `HITRATES.md`: Zipf-distributed requests over
 /// 100,000 keys (ranks mapped to keys by a random permutation), the same with scans or with a
-/// popularity shift, and a loop slightly larger than the cache. Every trace is generated from a
-/// fixed seed, so runs are comparable.
+/// popularity shift, and a loop slightly larger than the cache. Two more families stress recency:
+/// one-off keys a third of which come back shortly after (`rereference`), and keys whose
+/// popularity falls with their age (`recency`). Every trace is generated from a fixed seed, so
+/// runs are comparable.
 struct Trace {
     /// The trace's name in tables and JSON, such as `zipf0.8+scans`.
     var name: String
@@ -76,6 +78,39 @@ struct Trace {
         let keys = (0..<syntheticRequestCount).map { $0 % length }
         return Trace(name: "loop1.1x", keys: keys, keySpace: syntheticKeySpace)
     }
+
+    /// One-off keys, among which a third of the requests repeat the key requested 1 to 200
+    /// requests earlier (uniformly): a transaction log's shape.
+    static func rereferences(seed: UInt64 = 4) -> Trace {
+        var random = TraceRandom(seed: seed)
+        var keys: [Int] = []
+        keys.reserveCapacity(syntheticRequestCount)
+        var next = 0
+        for _ in 0..<syntheticRequestCount {
+            if keys.count > 0, random.next(below: 3) == 0 {
+                let distance = 1 + random.next(below: 200)
+                keys.append(keys[max(0, keys.count - distance)])
+            } else {
+                keys.append(next)
+                next += 1
+            }
+        }
+        return Trace(name: "rereference", keys: keys, keySpace: syntheticKeySpace)
+    }
+
+    /// Recency-heavy: a new key appears every 10 requests, and a request asks for the key born
+    /// r births ago with r drawn from Zipf(`exponent`) over 100,000 ages.
+    static func recency(_ exponent: Double = 1.0, seed: UInt64 = 5) -> Trace {
+        var random = TraceRandom(seed: seed)
+        let sampler = ZipfSampler(count: syntheticKeySpace, exponent: exponent)
+        var keys: [Int] = []
+        keys.reserveCapacity(syntheticRequestCount)
+        for request in 0..<syntheticRequestCount {
+            let born = request / 10
+            keys.append(max(0, born - sampler.rank(&random)))
+        }
+        return Trace(name: "recency\(exponent)", keys: keys, keySpace: syntheticKeySpace)
+    }
 }
 
 /// Draws ranks 0..<count with P(rank r) ∝ 1 / (r + 1)^exponent, by binary search in the
@@ -131,10 +166,13 @@ extension Trace {
         let data = try contents(of: path)
         let file = URL(fileURLWithPath: path).lastPathComponent
         // The formats of the real traces, by name, as `keys.py` reads them.
-        if csvColumn == nil, file.hasPrefix("cache2k-") || file.contains("-int64.trace") {
-            return try binaryTrace(data, width: file.hasPrefix("cache2k-") ? 4 : 8, path: path)
+        let narrow = file.hasPrefix("cache2k-") || file.hasPrefix("cloudphysics-")
+        if csvColumn == nil, narrow || file.contains("-int64.trace") {
+            return try binaryTrace(data, width: narrow ? 4 : 8, path: path)
         }
         let skipsCheckpoints = file.hasPrefix("lirs-")
+        // An address trace's lines are `<op> 0x<address> <n>`; the key is the address.
+        let keyIsSecondField = csvColumn == nil && file.hasPrefix("address-")
         var identifiers: [String: Int] = [:]
         var keys: [Int] = []
         var lineNumber = 0
@@ -158,6 +196,12 @@ extension Trace {
                     )
                 }
                 key = fields[csvColumn - 1]
+            } else if keyIsSecondField {
+                let fields = line.split(separator: UInt8(ascii: " "), omittingEmptySubsequences: true)
+                guard fields.count >= 2 else {
+                    throw HitRateError("line \(lineNumber) of '\(path)' is not '<op> <address> <n>'")
+                }
+                key = String(decoding: fields[1], as: UTF8.self)
             } else {
                 key = String(decoding: line, as: UTF8.self)
             }

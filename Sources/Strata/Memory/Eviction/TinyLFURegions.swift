@@ -98,7 +98,9 @@ struct TinyLFURegions {
 
     /// The most the window's entries cost together, under a cost limit.
     private var windowMaximumCost: Int {
-        Int(Double(maximumCost) * windowFraction)
+        // Without a cost limit there is nothing to divide (and a window of the whole cache would
+        // overflow `Int`).
+        weighsCost ? Int(Double(maximumCost) * windowFraction) : .max
     }
 
     private var protectedMaximumCost: Int {
