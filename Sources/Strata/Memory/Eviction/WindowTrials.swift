@@ -53,14 +53,16 @@ struct WindowTrials {
         self.size = size
         threshold = size >= capacity ? .max : UInt64(Double(size) / Double(capacity) * Double(UInt64.max))
         trials = Self.fractions.map {
-            Trial(regions: TinyLFURegions(capacity: size, windowFraction: $0), slots: TrialSlots(capacity: size))
+            Trial(regions: TinyLFURegions(capacity: size, windowFraction: $0), slots: TrialSlots())
         }
     }
 
-    /// The bytes the trials hold, at their full size.
+    /// The bytes the trials hold: their tables, and a hash, a region and links for each slot
+    /// they have used. Both grow with the entries, as the cache's own do.
     var byteCount: Int {
-        // A slot's hash, region and links, and two buckets of its table (a hash and a slot each).
-        trials.count * size * (MemoryLayout<Int>.stride + 1 + 16 + 2 * (MemoryLayout<Int>.stride + 4))
+        trials.reduce(0) { total, trial in
+            total + trial.slots.byteCount + trial.regions.slotCount * (MemoryLayout<Int>.stride + 1 + 16)
+        }
     }
 
     /// Whether the key whose mixed hash is `mixed` is one the trials replay.
@@ -94,7 +96,7 @@ struct WindowTrials {
     /// Forgets every trial's entries and scores.
     mutating func removeAll() {
         trials = Self.fractions.map {
-            Trial(regions: TinyLFURegions(capacity: size, windowFraction: $0), slots: TrialSlots(capacity: size))
+            Trial(regions: TinyLFURegions(capacity: size, windowFraction: $0), slots: TrialSlots())
         }
     }
 }
@@ -124,21 +126,26 @@ extension WindowTrials.Trial {
 }
 
 /// A trial's slots by key hash: open addressing with linear probing and backward-shift deletion,
-/// sized once for twice the trial's entries, so a request hashes nothing and allocates nothing.
-/// Key hashes are already spread over 64 bits, so their low bits pick the bucket.
+/// so a request hashes nothing more and allocates nothing once the table has grown. It starts at 8
+/// buckets and doubles while it is more than half full, up to twice the trial's entries, so that
+/// a cache holding few entries reserves little. Key hashes are already spread over 64 bits, so
+/// their low bits pick the bucket.
 struct TrialSlots {
     private var hashes: [Int]
     /// The slot held under each bucket's hash, or -1 for an empty bucket.
     private var slots: [Int32]
-    private let mask: Int
+    private var mask: Int
     private(set) var count = 0
 
-    init(capacity: Int) {
-        var buckets = 8
-        while buckets < capacity * 2 { buckets <<= 1 }
-        hashes = Array(repeating: 0, count: buckets)
-        slots = Array(repeating: -1, count: buckets)
-        mask = buckets - 1
+    init() {
+        hashes = Array(repeating: 0, count: 8)
+        slots = Array(repeating: -1, count: 8)
+        mask = 7
+    }
+
+    /// The bytes of the table.
+    var byteCount: Int {
+        hashes.capacity * MemoryLayout<Int>.stride + slots.capacity * MemoryLayout<Int32>.stride
     }
 
     private func bucket(of hash: Int) -> (index: Int, found: Bool) {
@@ -157,10 +164,24 @@ struct TrialSlots {
 
     /// Gives `hash`, which is not held, `slot`.
     mutating func insert(_ slot: Int, for hash: Int) {
+        if (count + 1) * 2 > slots.count { grow() }
         let (index, _) = bucket(of: hash)
         hashes[index] = hash
         slots[index] = Int32(truncatingIfNeeded: slot)
         count += 1
+    }
+
+    private mutating func grow() {
+        let oldHashes = hashes
+        let oldSlots = slots
+        hashes = Array(repeating: 0, count: oldSlots.count * 2)
+        slots = Array(repeating: -1, count: oldSlots.count * 2)
+        mask = slots.count - 1
+        for index in oldSlots.indices where oldSlots[index] >= 0 {
+            let (bucket, _) = bucket(of: oldHashes[index])
+            hashes[bucket] = oldHashes[index]
+            slots[bucket] = oldSlots[index]
+        }
     }
 
     mutating func remove(_ hash: Int) {
