@@ -72,19 +72,44 @@ extension PostgresStorage {
     }
 
     /// Returns the values for `keys`, in the same order, `nil` where a key has none, in one
-    /// query.
+    /// query per ``keysPerRead`` keys.
     ///
     /// - Throws: as ``value(forKey:)``.
     public func values(forKeys keys: [String]) async throws(StorageError) -> [Data?] {
         try await valuesWithLifetimes(forKeys: keys).map { $0?.value }
     }
 
+    /// How many keys one query of ``values(forKeys:)`` and ``valuesWithLifetimes(forKeys:)``
+    /// reads: a longer list is read in several queries, each within
+    /// ``Options/operationTimeout``, so the time limit bounds how long the server takes to
+    /// answer, not how many keys were asked for.
+    public static let keysPerRead = 1_000
+
     /// The live values for `keys`, in the same order, each with how long it has left, `nil`
-    /// where a key has none, in one query.
+    /// where a key has none, in one query per ``keysPerRead`` keys.
+    ///
+    /// A list longer than ``keysPerRead`` is not read as one snapshot: a value written while
+    /// the list is read may be seen in a later query and not an earlier one.
     ///
     /// - Throws: as ``value(forKey:)``.
     public func valuesWithLifetimes(
         forKeys keys: [String]
+    ) async throws(StorageError) -> [(value: Data, lifetime: Lifetime)?] {
+        guard keys.count > Self.keysPerRead else { return try await readValuesWithLifetimes(forKeys: keys[...]) }
+        var values: [(value: Data, lifetime: Lifetime)?] = []
+        values.reserveCapacity(keys.count)
+        var start = keys.startIndex
+        while start < keys.endIndex {
+            let end = min(start + Self.keysPerRead, keys.endIndex)
+            values += try await readValuesWithLifetimes(forKeys: keys[start..<end])
+            start = end
+        }
+        return values
+    }
+
+    /// `valuesWithLifetimes(forKeys:)` for at most ``keysPerRead`` keys, in one query.
+    private func readValuesWithLifetimes(
+        forKeys keys: ArraySlice<String>
     ) async throws(StorageError) -> [(value: Data, lifetime: Lifetime)?] {
         let stored = keys.map { ByteBuffer(bytes: storedKey($0)) }
         let now = now()

@@ -13,7 +13,8 @@ import Darwin
 /// A TCP relay on 127.0.0.1 that a test can freeze: while frozen it forwards no byte in either
 /// direction and closes nothing, as a network partition, a NAT that dropped its mapping or a
 /// failover without a reset looks to both ends (a half-open connection); resumed, it forwards
-/// what it held and what comes next. Any task may use it.
+/// what it held and what comes next. Any task may use it. It can also slow every connection to
+/// a rate (``limit(toBytesPerSecond:)``), as a slow link does.
 ///
 /// Its threads are its own (blocking reads and writes, never on the cooperative pool); each
 /// connection has two, one a direction.
@@ -23,6 +24,7 @@ package final class TCPRelay: Sendable {
     private let targetPort: UInt16
     private let listener: Int32
     private let frozen = Atomic(false)
+    private let bytesPerSecond = Atomic(0)
     private let closed = Atomic(false)
     private let sockets = LockedState<[Int32]>([])
     private let accepted = Atomic(0)
@@ -71,6 +73,12 @@ package final class TCPRelay: Sendable {
     /// Forwards again, first what was held.
     package func resume() {
         frozen.store(false, ordering: .releasing)
+    }
+
+    /// Forwards at most `rate` bytes a second in each direction of each connection, from the
+    /// next chunk on; 0 lifts the limit.
+    package func limit(toBytesPerSecond rate: Int) {
+        bytesPerSecond.store(max(0, rate), ordering: .releasing)
     }
 
     /// Closes the listener and every connection.
@@ -167,6 +175,10 @@ package final class TCPRelay: Sendable {
                 if written < 0, errno == EINTR { continue }
                 guard written > 0 else { return }
                 sent += written
+            }
+            let rate = bytesPerSecond.load(ordering: .acquiring)
+            if rate > 0 {
+                usleep(UInt32(min(Int(UInt32.max), count * 1_000_000 / rate)))
             }
         }
     }

@@ -2,6 +2,7 @@
 import Foundation
 import Strata
 import StrataPostgres
+import StrataTestSupport
 import StrataTesting
 import Synchronization
 import Testing
@@ -222,6 +223,40 @@ import Testing
         #expect(statistics.hits == 2)
         #expect(statistics.misses == 1)
         await PostgresTestServer.dispose(storage)
+    }
+
+    /// A long list of keys over a slow link: read in one query, its answer (about 5.5 MB at
+    /// 1 MiB a second) took longer than the 3-second limit and the read failed as `.timedOut`;
+    /// read ``PostgresStorage/keysPerRead`` keys a query, each query answers within it, and the
+    /// values come back in the order asked, across the queries' boundaries.
+    @Test func aLongKeyListIsReadInQueriesThatEachFitTheTimeLimit() async throws {
+        let writer = try await PostgresTestServer.storage()
+        let count = 4 * PostgresStorage.keysPerRead
+        let payload = Data(repeating: 0x5A, count: 2_048)
+        try await writer.setValues((0..<count).map { (key: "key\($0)", value: payload + Data("\($0)".utf8)) })
+        var components = try #require(URLComponents(string: try PostgresTestServer.url()))
+        let relay = try TCPRelay(toPort: UInt16(try #require(components.port)))
+        defer { relay.stop() }
+        components.port = Int(relay.port)
+        var options = PostgresStorage.Options(table: writer.options.table)
+        options.operationTimeout = .seconds(3)
+        let reader = try await PostgresStorage(url: try #require(components.string), options: options)
+        // Every third key is missing, one key is asked twice, across a query's boundary.
+        var keys = (0..<count).map { $0 % 3 == 2 ? "missing\($0)" : "key\($0)" }
+        keys[PostgresStorage.keysPerRead] = keys[PostgresStorage.keysPerRead - 1]
+
+        relay.limit(toBytesPerSecond: 1 << 20)
+        let started = ContinuousClock.now
+        let read = try await reader.values(forKeys: keys)
+        let took = ContinuousClock.now - started
+        relay.limit(toBytesPerSecond: 0)
+
+        print("read \(count) keys of 2 KiB over 1 MiB/s in \(took)")
+        #expect(read.count == keys.count)
+        #expect(read == keys.map { $0.hasPrefix("key") ? payload + Data($0.dropFirst(3).utf8) : nil })
+        #expect(took > .seconds(3), "the answer was slowed to the link's rate")
+        await reader.close()
+        await PostgresTestServer.dispose(writer)
     }
 
     @Test func removeAllEmptiesTheTable() async throws {
