@@ -20,7 +20,7 @@ public final class FeedDataLayer: Sendable {
     /// The decoded images, limited by their pixel bytes.
     public let decodedImages: MemoryStorage<URL, Thumbnail>
     /// Every image request goes here: memory, then disk, then the server, once per image at a time.
-    public let images: AnyAsyncProvider<URL, Thumbnail>
+    public let images: AnyProvider<URL, Thumbnail>
     /// Where the feed and the images are.
     public let server: URL
     private let source: HTTPSource
@@ -61,12 +61,12 @@ public final class FeedDataLayer: Sendable {
 
         let images =
             source
-            .mapValue { data, _ in
+            .mapValues { data, _ in
                 try Thumbnail.validate(data)  // never keep a bad download
                 return data
             }
             .cache(imageFiles.mapKeys { (url: URL) in url.absoluteString })
-            .mapValue { data, _ in try Thumbnail(decoding: data) }
+            .mapValues { data, _ in try Thumbnail(decoding: data) }
             .cache(decodedImages)
             .coordinated()  // one download per image, however many cells ask
 

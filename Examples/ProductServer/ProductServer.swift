@@ -120,7 +120,7 @@ struct ProductServer {
             let shared = try await storage.sharedCache(in: memory)
             // One upstream call per product however many requests ask at once; the answer is
             // kept in PostgreSQL for every server and in this server's memory.
-            let products = Provider { (id: String) in try await upstream.product(id) }
+            let products = AnyProvider { (id: String) in try await upstream.product(id) }
                 .cache(shared)
                 .coordinated()
             router.get("/products/:id") { _, context -> Response in

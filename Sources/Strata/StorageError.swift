@@ -1,3 +1,5 @@
+public import Foundation
+
 /// The one error every Strata storage throws: a ``code`` to switch on, the key and storage
 /// involved, a message a person can act on, and the lower-level error that caused it.
 ///
@@ -59,6 +61,11 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// The lower-level error that caused this one, such as a `DecodingError` or an `errno` error.
     public var underlying: (any Error)?
+    /// For a ``Code/decodingFailed`` or ``Code/corrupted`` error, the bytes that did not decode
+    /// (their first 4 KiB and their length), when the value was bytes or text: what a user
+    /// debugging a bad payload needs, without reading the store again. Every codec and value
+    /// combinator sets it.
+    public var undecodedBytes: UndecodedBytes?
 
     /// Creates an error. `key` is described with `String(describing:)`.
     public init(
@@ -86,7 +93,66 @@ public struct StorageError: Error, Sendable, CustomStringConvertible {
         if let underlying {
             text += " (underlying: \(underlying))"
         }
+        if let undecodedBytes {
+            text += " [\(undecodedBytes)]"
+        }
         return text
+    }
+}
+
+extension StorageError {
+    /// The bytes of a value that did not decode: the first ``maximumKeptByteCount`` of them and
+    /// how many the value had, as ``StorageError/undecodedBytes`` carries them.
+    ///
+    /// Any task may use it.
+    public struct UndecodedBytes: Sendable, Hashable, CustomStringConvertible {
+        /// The most bytes kept of one value: 4 KiB.
+        public static let maximumKeptByteCount = 4_096
+
+        /// The value's first bytes, all of them when it has at most ``maximumKeptByteCount``.
+        public let prefix: Data
+        /// How many bytes the whole value had.
+        public let byteCount: Int
+
+        /// Keeps the first ``maximumKeptByteCount`` of `bytes` and counts them all.
+        public init(_ bytes: some Collection<UInt8>) {
+            byteCount = bytes.count
+            prefix = Data(bytes.prefix(Self.maximumKeptByteCount))
+        }
+
+        /// Whether ``prefix`` is the whole value.
+        public var isComplete: Bool { prefix.count == byteCount }
+
+        /// The length and the first bytes, as text when they are UTF-8, in hexadecimal otherwise:
+        /// `12 bytes: "{\"id\": nul"` or `3 bytes: 0xff00ab`.
+        public var description: String {
+            let shown = prefix.prefix(64)
+            let more = byteCount > shown.count ? "…" : ""
+            let length = "\(byteCount) byte\(byteCount == 1 ? "" : "s")"
+            if let text = String(validating: shown, as: UTF8.self) {
+                return "\(length): \(String(reflecting: text))\(more)"
+            }
+            let hex = shown.prefix(32).map { byte in
+                let digits = String(byte, radix: 16)
+                return byte < 16 ? "0" + digits : digits
+            }
+            return "\(length): 0x\(hex.joined())\(byteCount > 32 ? "…" : "")"
+        }
+    }
+
+    /// This error with ``undecodedBytes`` taken from `value`, when it is a ``Code/decodingFailed``
+    /// or ``Code/corrupted`` error that carries none yet and `value` is bytes or text (`Data`, `[UInt8]` or `String`);
+    /// otherwise this error unchanged.
+    public func carryingUndecodedBytes(of value: Any) -> StorageError {
+        guard code == .decodingFailed || code == .corrupted, undecodedBytes == nil else { return self }
+        var error = self
+        switch value {
+        case let data as Data: error.undecodedBytes = UndecodedBytes(data)
+        case let bytes as [UInt8]: error.undecodedBytes = UndecodedBytes(bytes)
+        case let text as String: error.undecodedBytes = UndecodedBytes(text.utf8)
+        default: return self
+        }
+        return error
     }
 }
 

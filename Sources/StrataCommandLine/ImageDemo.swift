@@ -123,18 +123,18 @@ struct ImageDemo {
     private func makeImageProvider(
         transport: some HTTPTransport,
         disk: DiskStorage
-    ) -> some AsyncProvider<ImageID, Image> {
+    ) -> some Provider<ImageID, Image> {
         HTTPSource(transport: transport, timeout: .seconds(5), maximumBodyByteCount: 1024 * 1024)
-            .mapID { (id: ImageID) in id.url }
+            .mapIDs { (id: ImageID) in id.url }
             // Validate before caching: bytes that do not decode are never stored.
-            .mapValue { data, _ in (data: data, image: try Image(pgm: data)) }
+            .mapValues { data, _ in (data: data, image: try Image(pgm: data)) }
             .cache(
                 disk.mapKeys { (id: ImageID) in id.name },
                 toStorage: { downloaded, _ in downloaded.data },
                 // A file that no longer decodes is fetched again.
                 fromStorage: { data, _ in try? (data: data, image: Image(pgm: data)) }
             )
-            .mapValue { downloaded, _ in downloaded.image }
+            .mapValues { downloaded, _ in downloaded.image }
             .cache(MemoryStorage<ImageID, Image>())
             .coordinated()
     }
@@ -142,7 +142,7 @@ struct ImageDemo {
     private func burst(
         _ title: String,
         over ids: [ImageID],
-        _ images: some AsyncProvider<ImageID, Image>,
+        _ images: some Provider<ImageID, Image>,
         origin: ImageOrigin
     ) async throws {
         let before = origin.totalHits

@@ -38,8 +38,8 @@ import _StrataInternals
 /// Failures are the source's and are never stored, and neither is a partial body. A storage that
 /// cannot be read or written never fails a request: the error goes to the `reporting` closure
 /// and the request goes to the network. Concurrent requests for one URL each ask the server; put
-/// `AsyncProvider.coordinated()` after it to share one. Any task may use it.
-public struct HTTPCache<Records: Storage>: AsyncProvider where Records.Key == URL, Records.Value == HTTPCacheRecord {
+/// `Provider.coordinated()` after it to share one. Any task may use it.
+public struct HTTPCache<Records: Storage>: Provider where Records.Key == URL, Records.Value == HTTPCacheRecord {
     /// Requests are identified by their URL.
     public typealias ID = URL
     /// A response body.

@@ -8,7 +8,7 @@ import _StrataInternals
 ///
 /// ```swift
 /// let images = HTTPSource(timeout: .seconds(10), maximumBodyByteCount: 5_000_000)
-///     .mapValue { data, _ in try Image(decoding: data) }     // validate before caching
+///     .mapValues { data, _ in try Image(decoding: data) }     // validate before caching
 ///     .cache(try MemoryStorage<URL, Image>(maximumCount: 200))
 ///     .coordinated()
 /// ```
@@ -32,7 +32,7 @@ import _StrataInternals
 /// ``cache(in:policy:clock:reporting:logger:)->HTTPCache<Records>`` adds an RFC 9111 cache; finish
 /// the chain with `coordinated()` so concurrent requests for one URL share one download. Any task
 /// may use it.
-public struct HTTPSource: AsyncProvider {
+public struct HTTPSource: Provider {
     /// Requests are identified by their URL.
     public typealias ID = URL
     /// A response body.

@@ -85,7 +85,7 @@ extension Array {
                 storage: storage,
                 message: "the record does not decode as \(Object.self), so it cannot be indexed; nothing was written",
                 underlying: error
-            )
+            ).carryingUndecodedBytes(of: record)
         }
         return compactMap { index in index.value(of: object).map { (index.name, $0) } }
     }

@@ -566,7 +566,7 @@ where Object.ID: Codable & Sendable {
                     storage: name,
                     message: "the object '\(key)' in \(location) is not valid JSON; it was left in place",
                     underlying: error
-                )
+                ).carryingUndecodedBytes(of: data)
             }
             throw StorageError(
                 .decodingFailed,
@@ -575,7 +575,7 @@ where Object.ID: Codable & Sendable {
                 message:
                     "the object '\(key)' in \(location) does not decode as \(Object.self) (\(Self.describe(error))); it was left in place",
                 underlying: error
-            )
+            ).carryingUndecodedBytes(of: data)
         }
     }
 

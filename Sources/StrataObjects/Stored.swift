@@ -127,7 +127,7 @@ public final class Stored<Value: Codable & Sendable>: Sendable {
                 storage: "Stored<\(Value.self)>",
                 message: "the stored value does not decode as \(Value.self); it was left in place",
                 underlying: error
-            )
+            ).carryingUndecodedBytes(of: data)
         }
     }
 }

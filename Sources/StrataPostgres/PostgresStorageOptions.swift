@@ -32,12 +32,6 @@ extension PostgresStorage {
         /// The most connections the pool opens. Twenty by default.
         public var maximumConnectionCount = 20
 
-        /// The most connections the pool opens.
-        @available(*, deprecated, renamed: "maximumConnectionCount")
-        public var maximumConnections: Int {
-            get { maximumConnectionCount }
-            set { maximumConnectionCount = newValue }
-        }
         /// The time source for expiry times. Every process sharing a table should have clocks that
         /// agree, as expiry times are written by the writer's clock and compared with the reader's.
         public var clock: any StorageClock = SystemClock()
@@ -66,9 +60,5 @@ extension PostgresStorage {
             self.timeToLive = timeToLive
         }
     }
-
-    /// The statistics of a ``PostgresStorage``: the value every storage returns.
-    @available(*, deprecated, renamed: "StorageStatistics")
-    public typealias Statistics = StorageStatistics
 }
 #endif

@@ -67,8 +67,4 @@ extension SQLiteStorage {
             self.clock = clock
         }
     }
-
-    /// The statistics of a ``SQLiteStorage``: the value every storage returns.
-    @available(*, deprecated, renamed: "StorageStatistics")
-    public typealias Statistics = StorageStatistics
 }

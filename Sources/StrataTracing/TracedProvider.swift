@@ -11,14 +11,14 @@ public import Tracing
 /// name). IDs and values never reach a span; a failure is recorded with its code only.
 ///
 /// ```swift
-/// let products = Provider { (id: String) in try await api.product(id) }
+/// let products = AnyProvider { (id: String) in try await api.product(id) }
 ///     .traced(as: "products.api")
 ///     .cache(memory)
 ///     .coordinated()
 /// ```
 ///
 /// Any task may use it.
-public struct TracedProvider<Base: AsyncProvider>: AsyncProvider {
+public struct TracedProvider<Base: Provider>: Provider {
     public typealias ID = Base.ID
     public typealias Value = Base.Value
 
@@ -63,7 +63,7 @@ public struct TracedProvider<Base: AsyncProvider>: AsyncProvider {
     }
 }
 
-extension AsyncProvider {
+extension Provider {
     /// This provider, recording a span for each fetch; see ``TracedProvider``.
     ///
     /// - Parameters:

@@ -145,7 +145,7 @@ private struct PendingDecoding<T>: DecodingCompletion, @unchecked Sendable {
                         key: key,
                         storage: "StrataCache",
                         message: "the stored value does not decode as \(T.self); it was left in place"
-                    )
+                    ).carryingUndecodedBytes(of: data)
                 )
             }
         }

@@ -30,7 +30,7 @@ extension Benchmark {
         Benchmark(name: "provider.batch.\(batchSize)", baseline: "single-loads") {
             let ids = Array(0..<batchSize)
             let calls = CallCounter()
-            func chain(counting calls: CallCounter?) throws -> (MemoryStorage<Int, Int>, some AsyncProvider<Int, Int>) {
+            func chain(counting calls: CallCounter?) throws -> (MemoryStorage<Int, Int>, some Provider<Int, Int>) {
                 let memory = MemoryStorage<Int, Int>()
                 let provider = try BatchProvider(name: "batch") { (ids: [Int]) in
                     calls?.record()
@@ -116,7 +116,7 @@ extension Benchmark {
     private static func providerCachedHit(named name: String, data: DataSet, operations: Int) -> Benchmark {
         Benchmark(name: name, baseline: "memory-storage") {
             let storage = MemoryStorage<String, Data>.filled(with: data)
-            let provider = Provider(name: "unreachable") { (key: String) -> Data in
+            let provider = AnyProvider(name: "unreachable") { (key: String) -> Data in
                 throw StorageError(.notFound, key: key, storage: "unreachable", message: "every read should hit")
             }
             .cache(storage)
@@ -136,7 +136,7 @@ extension Benchmark {
         Benchmark(name: "provider.coordinated.hit", baseline: "provider.cached.hit", countsAllocations: true) {
             let data = DataSet.standard
             let storage = MemoryStorage<String, Data>.filled(with: data)
-            let cached = Provider(name: "unreachable") { (key: String) -> Data in
+            let cached = AnyProvider(name: "unreachable") { (key: String) -> Data in
                 throw StorageError(.notFound, key: key, storage: "unreachable", message: "every read should hit")
             }
             .cache(storage)
@@ -151,8 +151,8 @@ extension Benchmark {
     }
 
     /// A source of `Int`s that counts its calls and waits at `gate` before answering.
-    private static func gatedSource(gate: BurstGate, calls: CallCounter) -> Provider<Int, Int> {
-        Provider(name: "gated") { (id: Int) in
+    private static func gatedSource(gate: BurstGate, calls: CallCounter) -> AnyProvider<Int, Int> {
+        AnyProvider(name: "gated") { (id: Int) in
             calls.record()
             await gate.pass()
             return id
@@ -165,7 +165,7 @@ extension Benchmark {
 @concurrent
 private func burst(
     of count: Int,
-    through provider: some AsyncProvider<Int, Int>,
+    through provider: some Provider<Int, Int>,
     gate: BurstGate,
     joined: @Sendable () -> Int
 ) async throws {
@@ -197,7 +197,7 @@ private func burst(
 @concurrent
 private func readAll(
     _ keys: [String],
-    through provider: some AsyncProvider<String, Data>
+    through provider: some Provider<String, Data>
 ) async throws(StorageError) {
     var sum = 0
     for key in keys {

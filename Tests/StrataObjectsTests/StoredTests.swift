@@ -43,6 +43,7 @@ import _StrataInternals
 
         #expect(session.launches == 0)
         #expect(session.$launches.lastError?.code == .decodingFailed)
+        #expect(session.$launches.lastError?.undecodedBytes?.prefix == Data("not json".utf8))
         #expect(memory.value(forKey: "launches") == Data("not json".utf8))
     }
 

@@ -112,7 +112,7 @@ import _StrataInternals
         #expect(spans.map(\.operationName) == ["get memory", "get memory"])
         #expect(spans.map { $0.attributes["strata.hit"]?.toSpanAttribute() } == [true, false])
 
-        let provider = Provider { (id: String) in id.count }
+        let provider = AnyProvider { (id: String) in id.count }
         let viaSource = provider.cache(MemoryStorage<String, Int>()).traced(as: "lengths", tracer: tracer)
         tracer.clearFinishedSpans()
         guard case .unavailable = try viaSource.immediateValue(for: "abc") else {
@@ -150,7 +150,7 @@ import _StrataInternals
     @Test func aTracedProviderRecordsOneSpanPerSourceCall() async throws {
         let tracer = InMemoryTracer()
         let calls = Calls()
-        let lengths = Provider { (word: String) -> Int in
+        let lengths = AnyProvider { (word: String) -> Int in
             calls.increment()
             if word.isEmpty { throw Fetched() }
             return word.count

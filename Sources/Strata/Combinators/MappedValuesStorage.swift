@@ -36,7 +36,7 @@ public struct MappedValuesStorage<Base: KeyValueStorage, Value: Sendable>: KeyVa
                 key: key,
                 storage: "MappedValuesStorage",
                 message: "the stored value could not be converted to \(Value.self)"
-            )
+            ).carryingUndecodedBytes(of: stored)
         }
     }
 

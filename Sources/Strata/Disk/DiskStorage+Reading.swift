@@ -460,7 +460,7 @@ extension DiskStorage {
     }
 
     /// What the storage has done since it was opened.
-    public var statistics: Statistics {
+    public var statistics: StorageStatistics {
         state.withLock { state in
             var statistics = state.statistics
             statistics.countEvictions = state.cache.statistics.countEvictions

@@ -52,7 +52,7 @@ public final class DiskStorage: Sendable {
         var cache: CacheIndex<String, Entry>
         /// Which key owns each file path, to resolve hash collisions without reading files.
         var owners: [String: String] = [:]
-        var statistics = Statistics()
+        var statistics = StorageStatistics()
         /// Reads the async `value(forKey:)` answered on its caller's thread from the page cache.
         var readsInPlace = 0
         /// The index's change stamp when the last snapshot was saved.

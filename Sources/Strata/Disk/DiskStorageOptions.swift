@@ -186,9 +186,6 @@ extension DiskStorage {
         }
     }
 
-    /// The statistics of a ``DiskStorage``: the shape every storage shares, where cost is bytes.
-    public typealias Statistics = StorageStatistics
-
     /// The result of ``DiskStorage/verify(progress:)``: every value file checked against its checksum.
     public struct VerificationReport: Sendable, Hashable {
         /// One damaged file: its path and what is wrong with it.

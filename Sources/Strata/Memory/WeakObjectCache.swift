@@ -3,7 +3,7 @@ import _StrataInternals
 /// A storage that holds objects weakly: an object stays readable only while something else keeps
 /// it alive, so a cache of it costs no memory the app is not already spending.
 ///
-/// Put it in front of a provider chain (``AsyncProvider/cache(_:reporting:logger:)``) so that an object
+/// Put it in front of a provider chain (``Provider/cache(_:reporting:logger:)``) so that an object
 /// already in use anywhere is returned at once. Synchronous and lock-based; any task may use it.
 public final class WeakObjectCache<Key: Hashable & Sendable, Object: AnyObject & Sendable>: Sendable {
     private struct WeakBox {

@@ -44,13 +44,6 @@ public struct StorageStatistics: Sendable, Hashable, CustomStringConvertible {
     /// and values.
     public var totalCost = 0
 
-    /// The bytes of keys and values a database holds: ``totalCost``.
-    @available(*, deprecated, renamed: "totalCost")
-    public var byteCount: Int {
-        get { totalCost }
-        set { totalCost = newValue }
-    }
-
     /// Creates an empty snapshot.
     public init() {}
 
@@ -95,6 +88,3 @@ public struct StorageStatistics: Sendable, Hashable, CustomStringConvertible {
             + "count \(count), cost \(totalCost)"
     }
 }
-
-/// The statistics of a ``MemoryStorage``: the shape every storage shares.
-public typealias MemoryStorageStatistics = StorageStatistics

@@ -3,7 +3,7 @@
 ///
 /// `values(for:)` asks the source for each distinct ID once, in calls of at most
 /// ``maximumBatchSize`` IDs made one after another; ``value(for:)`` is a call for one ID. Put
-/// ``AsyncProvider/cache(_:reporting:logger:)`` and ``AsyncProvider/coordinated(logger:metrics:)``
+/// ``Provider/cache(_:reporting:logger:)`` and ``Provider/coordinated(logger:metrics:)``
 /// after it, and a request for many IDs reaches the source once, for those no cache holds and no
 /// other request is fetching:
 ///
@@ -15,7 +15,7 @@
 /// ```
 ///
 /// Any task may use it; the closure must be safe to call concurrently.
-public struct BatchProvider<ID: Hashable & Sendable, Value: Sendable>: AsyncProvider {
+public struct BatchProvider<ID: Hashable & Sendable, Value: Sendable>: Provider {
     @usableFromInline let source: @Sendable ([ID]) async throws -> [ID: Value]
     @usableFromInline let name: String
     /// The most IDs one call to the source is given.

@@ -4,12 +4,12 @@ public import Logging
 /// A provider that answers from a storage when it can and fills the storage from its base
 /// when it cannot.
 ///
-/// Created by ``AsyncProvider/cache(_:reporting:logger:)`` and
-/// ``AsyncProvider/cache(_:toStorage:fromStorage:reporting:logger:)``. A cache miss, a cached value that
+/// Created by ``Provider/cache(_:reporting:logger:)`` and
+/// ``Provider/cache(_:toStorage:fromStorage:reporting:logger:)``. A cache miss, a cached value that
 /// cannot be read, or one that `fromStorage` rejects falls through to the base; a failed cache
 /// write never fails the request. Both are passed to the `reporting` closure. The base's failures
 /// are never stored, so the next request retries. Any task may use it.
-public struct CachedProvider<Base: AsyncProvider, Cache: Storage>: AsyncProvider where Cache.Key == Base.ID {
+public struct CachedProvider<Base: Provider, Cache: Storage>: Provider where Cache.Key == Base.ID {
     /// The type that names a value.
     public typealias ID = Base.ID
     /// The type of the values.
@@ -138,7 +138,7 @@ public struct CachedProvider<Base: AsyncProvider, Cache: Storage>: AsyncProvider
                     key: id,
                     storage: "CachedProvider",
                     message: "a cached value could not be read; fetching it again"
-                )
+                ).carryingUndecodedBytes(of: stored)
             )
             return nil
         }
@@ -165,7 +165,7 @@ public struct CachedProvider<Base: AsyncProvider, Cache: Storage>: AsyncProvider
     }
 }
 
-extension AsyncProvider {
+extension Provider {
     /// Returns a provider that answers from `storage` when it holds the ID and otherwise asks
     /// this provider and stores the answer.
     ///

@@ -3,10 +3,10 @@ import _StrataInternals
 /// A provider that lets at most a fixed number of requests reach its base at once; the rest wait
 /// in arrival order.
 ///
-/// Created by ``AsyncProvider/concurrent(maximumRequestCount:)`` and by
-/// ``AsyncProvider/serialized()`` (one at a time, a ``SerializedProvider``). A request cancelled
+/// Created by ``Provider/concurrent(maximumRequestCount:)`` and by
+/// ``Provider/serialized()`` (one at a time). A request cancelled
 /// while waiting leaves the queue and throws ``StorageError/Code/cancelled``. Any task may use it.
-public final class ConcurrentProvider<Base: AsyncProvider>: AsyncProvider, Sendable {
+public final class ConcurrentProvider<Base: Provider>: Provider, Sendable {
     /// The type that names a value.
     public typealias ID = Base.ID
     /// The type of the values.
@@ -23,10 +23,6 @@ public final class ConcurrentProvider<Base: AsyncProvider>: AsyncProvider, Senda
         self.maximumRequestCount = maximumRequestCount
         self.semaphore = AsyncSemaphore(permits: maximumRequestCount)
     }
-
-    /// The most requests that reach the base at once.
-    @available(*, deprecated, renamed: "maximumRequestCount")
-    public var limit: Int { maximumRequestCount }
 
     /// Returns the value for `id`, or throws why there is none.
     public func value(for id: ID) async throws(StorageError) -> Value {
@@ -52,17 +48,9 @@ public final class ConcurrentProvider<Base: AsyncProvider>: AsyncProvider, Senda
     }
 }
 
-/// A provider that passes one request at a time to its base, in arrival order: a
-/// ``ConcurrentProvider`` that lets one through. Created by ``AsyncProvider/serialized()``.
-public typealias SerializedProvider<Base: AsyncProvider> = ConcurrentProvider<Base>
-
-/// The provider ``AsyncProvider/concurrent(maximumRequestCount:)`` returns, under its old name.
-@available(*, deprecated, renamed: "ConcurrentProvider")
-public typealias ThrottledProvider<Base: AsyncProvider> = ConcurrentProvider<Base>
-
-extension AsyncProvider {
+extension Provider {
     /// Returns a provider that passes one request at a time to this one, in arrival order.
-    public func serialized() -> SerializedProvider<Self> {
+    public func serialized() -> ConcurrentProvider<Self> {
         ConcurrentProvider(base: self, maximumRequestCount: 1)
     }
 
@@ -72,11 +60,5 @@ extension AsyncProvider {
     /// - Precondition: `maximumRequestCount` is positive.
     public func concurrent(maximumRequestCount: Int = 4) -> ConcurrentProvider<Self> {
         ConcurrentProvider(base: self, maximumRequestCount: maximumRequestCount)
-    }
-
-    /// Returns a provider that passes at most `limit` requests at a time to this one.
-    @available(*, deprecated, renamed: "concurrent(maximumRequestCount:)")
-    public func concurrent(limit: Int) -> ConcurrentProvider<Self> {
-        concurrent(maximumRequestCount: limit)
     }
 }

@@ -340,12 +340,12 @@ final class BatchCollector<Value: Sendable>: Sendable {
 /// A provider that lets only one fetch per ID run at a time: concurrent requests for the same ID
 /// wait for that fetch and all receive its value or its error.
 ///
-/// Created by ``AsyncProvider/coordinated(logger:metrics:)``. Finish every async chain with it. Requests for
+/// Created by ``Provider/coordinated(logger:metrics:)``. Finish every async chain with it. Requests for
 /// different IDs run in parallel. A failure is not remembered: the next request fetches again.
 /// A cancelled request returns ``StorageError/Code/cancelled`` at once without disturbing the
 /// others; when every request for an ID has been cancelled, the fetch itself is cancelled.
 /// Any task may use it.
-public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Sendable where Base.ID: Hashable {
+public final class CoordinatedProvider<Base: Provider>: Provider, Sendable where Base.ID: Hashable {
     /// The type that names a value.
     public typealias ID = Base.ID
     /// The type of the values.
@@ -591,7 +591,7 @@ public final class CoordinatedProvider<Base: AsyncProvider>: AsyncProvider, Send
     }
 }
 
-extension AsyncProvider where ID: Hashable {
+extension Provider where ID: Hashable {
     /// Returns a provider that runs one fetch per ID at a time and shares its result with every
     /// concurrent request for that ID.
     ///

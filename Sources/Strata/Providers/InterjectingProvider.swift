@@ -1,7 +1,7 @@
 /// A provider that answers some IDs itself before its base is asked.
 ///
-/// Created by ``AsyncProvider/interject(_:)``. Any task may use it.
-public struct InterjectingProvider<Base: AsyncProvider>: AsyncProvider {
+/// Created by ``Provider/interject(_:)``. Any task may use it.
+public struct InterjectingProvider<Base: Provider>: Provider {
     /// The type that names a value.
     public typealias ID = Base.ID
     /// The type of the values.
@@ -71,7 +71,7 @@ public struct InterjectingProvider<Base: AsyncProvider>: AsyncProvider {
     }
 }
 
-extension AsyncProvider {
+extension Provider {
     /// Returns a provider that asks `answer` first and its base only for the IDs `answer`
     /// returns `nil` for: placeholders, values known at build time, IDs an app has already
     /// loaded by other means. For many IDs, the base is asked once for all of the rest.

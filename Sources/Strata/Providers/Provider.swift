@@ -2,18 +2,18 @@
 ///
 /// Unlike a storage, a provider always produces a value or throws; it never answers "absent".
 /// Compose one from a source with modifiers, innermost first, and finish an async chain with
-/// ``AsyncProvider/coordinated(logger:metrics:)`` so concurrent requests for one ID share one fetch:
+/// ``Provider/coordinated(logger:metrics:)`` so concurrent requests for one ID share one fetch:
 ///
 /// ```swift
-/// let avatars = Provider { (url: URL) in try await download(url) }
-///     .mapValue { data, _ in try Avatar(png: data) }          // validate before caching
+/// let avatars = AnyProvider { (url: URL) in try await download(url) }
+///     .mapValues { data, _ in try Avatar(png: data) }          // validate before caching
 ///     .cache(try MemoryStorage<URL, Avatar>(maximumCount: 500))
 ///     .coordinated()
 /// let avatar = try await avatars.value(for: url)
 /// ```
 ///
 /// A failure is never cached: the next request for the ID calls the source again.
-public protocol AsyncProvider<ID, Value>: Sendable {
+public protocol Provider<ID, Value>: Sendable {
     /// What names a value.
     associatedtype ID: Sendable
     /// What the provider produces.
@@ -28,7 +28,7 @@ public protocol AsyncProvider<ID, Value>: Sendable {
     /// Answers a request without suspending when the provider can, or says it cannot.
     ///
     /// A ``CachedProvider`` answers ``ImmediateLookup/found(_:)`` when its storage holds the ID in
-    /// memory; ``AsyncProvider/coordinated(logger:metrics:)`` then returns that value at the cost
+    /// memory; ``Provider/coordinated(logger:metrics:)`` then returns that value at the cost
     /// of the cache lookup, with no continuation and no task. Everything else answers
     /// ``ImmediateLookup/unavailable`` (the default): call ``value(for:)``. A provider never
     /// answers ``ImmediateLookup/absent``.
@@ -38,7 +38,7 @@ public protocol AsyncProvider<ID, Value>: Sendable {
     ///
     /// A ``BatchProvider`` asks its source for many IDs in one call; ``CachedProvider`` reads
     /// its storage for all of them at once and asks the provider below only for those it lacks,
-    /// in one call; ``AsyncProvider/coordinated(logger:metrics:)`` fetches them together and
+    /// in one call; ``Provider/coordinated(logger:metrics:)`` fetches them together and
     /// lets overlapping requests share fetches. The default asks ``value(for:)`` for each ID,
     /// one after another.
     ///
@@ -46,7 +46,7 @@ public protocol AsyncProvider<ID, Value>: Sendable {
     func values(for ids: [ID]) async throws(StorageError) -> [Value]
 }
 
-extension AsyncProvider {
+extension Provider {
     /// Answers ``ImmediateLookup/unavailable``: this provider must suspend to answer.
     @inlinable
     public func immediateValue(for id: ID) throws(StorageError) -> ImmediateLookup<Value> {
@@ -70,44 +70,9 @@ extension AsyncProvider {
     }
 }
 
-/// A provider from a closure: the source at the root of a chain.
-///
-/// Any task may use it; the closure must be safe to call concurrently.
-public struct Provider<ID: Sendable, Value: Sendable>: AsyncProvider {
-    @usableFromInline let source: @Sendable (ID) async throws -> Value
-    @usableFromInline let name: String
-
-    /// Creates a provider that calls `source`. An error it throws (other than a
-    /// ``StorageError``) is wrapped as ``StorageError/Code/sourceFailed``.
-    ///
-    /// - Parameters:
-    ///   - name: Names the source in errors.
-    ///   - source: Fetches the value for an ID; called concurrently.
-    public init(name: String = "Provider", _ source: @escaping @Sendable (ID) async throws -> Value) {
-        self.source = source
-        self.name = name
-    }
-
-    /// Returns the value for `id`, or throws why there is none.
-    @inlinable
-    public func value(for id: ID) async throws(StorageError) -> Value {
-        do {
-            return try await source(id)
-        } catch {
-            throw StorageError.wrapping(
-                error,
-                as: .sourceFailed,
-                key: id,
-                storage: name,
-                message: "the source failed: \(error)"
-            )
-        }
-    }
-}
-
 /// A provider that answers synchronously, for sources that need no I/O (a computation, a
-/// bundled resource). Its ``AsyncProvider`` conformance lets it join any async chain.
-public struct SyncProvider<ID: Sendable, Value: Sendable>: AsyncProvider {
+/// bundled resource). Its ``Provider`` conformance lets it join any async chain.
+public struct SyncProvider<ID: Sendable, Value: Sendable>: Provider {
     @usableFromInline let source: @Sendable (ID) throws -> Value
     @usableFromInline let name: String
 
@@ -131,15 +96,5 @@ public struct SyncProvider<ID: Sendable, Value: Sendable>: AsyncProvider {
                 message: "the source failed: \(error)"
             )
         }
-    }
-}
-
-@usableFromInline
-struct ClosureProvider<ID: Sendable, Value: Sendable>: AsyncProvider {
-    let body: @Sendable (ID) async throws(StorageError) -> Value
-
-    @usableFromInline
-    func value(for id: ID) async throws(StorageError) -> Value {
-        try await body(id)
     }
 }

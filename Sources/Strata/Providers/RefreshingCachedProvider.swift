@@ -5,14 +5,14 @@ import _StrataInternals
 /// A provider that serves cached values at once and refreshes those older than an age in the
 /// background ("stale while revalidate").
 ///
-/// Created by ``AsyncProvider/cache(_:refreshingAfter:refreshTimeLimit:clock:reporting:logger:)``. A value younger than
+/// Created by ``Provider/cache(_:refreshingAfter:refreshTimeLimit:clock:reporting:logger:)``. A value younger than
 /// the age is served as is; an older one is served too, and one background fetch per ID replaces
 /// it when it arrives. A failed refresh keeps the old value and is reported. A refresh that takes
 /// longer than ``refreshTimeLimit`` is given up (reported as ``StorageError/Code/timedOut``; its
 /// fetch is cancelled), so a source that never answers cannot block the later refreshes of its
 /// ID; ``cancelRefreshes()`` gives up every one at once. A miss fetches in the request, like any
 /// cache. Any task may use it.
-public final class RefreshingCachedProvider<Base: AsyncProvider, Cache: Storage>: AsyncProvider, Sendable
+public final class RefreshingCachedProvider<Base: Provider, Cache: Storage>: Provider, Sendable
 where Cache.Key == Base.ID, Cache.Value == TimestampedValue<Base.Value>, Base.ID: Hashable {
     /// The type that names a value.
     public typealias ID = Base.ID
@@ -116,7 +116,7 @@ where Cache.Key == Base.ID, Cache.Value == TimestampedValue<Base.Value>, Base.ID
     }
 }
 
-extension AsyncProvider where ID: Hashable {
+extension Provider where ID: Hashable {
     /// Returns a provider that serves values from `storage` at once and refreshes any older than
     /// `age` in the background.
     ///
@@ -147,9 +147,3 @@ extension AsyncProvider where ID: Hashable {
         )
     }
 }
-
-/// The provider ``AsyncProvider/cache(_:refreshingAfter:refreshTimeLimit:clock:reporting:logger:)``
-/// returns, under its old name.
-@available(*, deprecated, renamed: "RefreshingCachedProvider")
-public typealias RevalidatingProvider<Base: AsyncProvider, Cache: Storage> = RefreshingCachedProvider<Base, Cache>
-where Cache.Key == Base.ID, Cache.Value == TimestampedValue<Base.Value>, Base.ID: Hashable

@@ -1,5 +1,5 @@
 /// An error that knows whether trying again may succeed: ``StorageError/isTransient`` and
-/// ``AsyncProvider/retrying(maximumAttemptCount:backoff:when:)`` ask it when it is a
+/// ``Provider/retrying(maximumAttemptCount:backoff:when:)`` ask it when it is a
 /// ``StorageError/underlying`` error, as StrataHTTP's status errors are.
 public protocol RetryAdvice: Error {
     /// Whether the same request may succeed later: a server error or a rate limit, not a

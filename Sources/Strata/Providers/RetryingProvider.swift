@@ -13,12 +13,12 @@ extension StorageError {
 
 /// A provider that tries its base again after a failure, waiting longer each time.
 ///
-/// Created by ``AsyncProvider/retrying(maximumAttemptCount:backoff:when:)``. Cancellation is never
+/// Created by ``Provider/retrying(maximumAttemptCount:backoff:when:)``. Cancellation is never
 /// retried and stops a wait at once. When the failure's ``StorageError/underlying`` error is a
 /// ``RetryAdvice`` with a ``RetryAdvice/retryAfter`` (an HTTP `Retry-After`), the wait is at least
 /// that long, and a failure that asks for more than ``Backoff/maximum`` is not retried. Any task
 /// may use it.
-public struct RetryingProvider<Base: AsyncProvider>: AsyncProvider {
+public struct RetryingProvider<Base: Provider>: Provider {
     /// The type that names a value.
     public typealias ID = Base.ID
     /// The type of the values.
@@ -75,7 +75,7 @@ public struct RetryingProvider<Base: AsyncProvider>: AsyncProvider {
     }
 }
 
-extension AsyncProvider {
+extension Provider {
     /// Returns a provider that retries failed requests up to `maximumAttemptCount` attempts in
     /// all.
     ///
@@ -99,20 +99,4 @@ extension AsyncProvider {
             shouldRetry: shouldRetry
         )
     }
-
-    /// Returns a provider that retries failed requests up to `maxAttempts` attempts in all.
-    @available(*, deprecated, renamed: "retrying(maximumAttemptCount:backoff:when:)")
-    public func retrying(
-        maxAttempts: Int,
-        backoff: Backoff = .default,
-        when shouldRetry: @escaping @Sendable (StorageError) -> Bool = { $0.isTransient }
-    ) -> RetryingProvider<Self> {
-        retrying(maximumAttemptCount: maxAttempts, backoff: backoff, when: shouldRetry)
-    }
-}
-
-extension RetryingProvider {
-    /// The most attempts made for one request, the first included.
-    @available(*, deprecated, renamed: "maximumAttemptCount")
-    public var maxAttempts: Int { maximumAttemptCount }
 }

@@ -2,10 +2,10 @@ import _StrataInternals
 
 /// A provider that gives up on its base after a time limit.
 ///
-/// Created by ``AsyncProvider/timeout(_:clock:)``. On time-out the request throws
+/// Created by ``Provider/timeout(_:clock:)``. On time-out the request throws
 /// ``StorageError/Code/timedOut`` at once and the base's request is cancelled; a base that ignores
 /// cancellation finishes in the background and its answer is dropped. Any task may use it.
-public struct TimeoutProvider<Base: AsyncProvider>: AsyncProvider {
+public struct TimeoutProvider<Base: Provider>: Provider {
     /// The type that names a value.
     public typealias ID = Base.ID
     /// The type of the values.
@@ -39,17 +39,11 @@ public struct TimeoutProvider<Base: AsyncProvider>: AsyncProvider {
     }
 }
 
-extension AsyncProvider {
+extension Provider {
     /// Returns a provider whose requests fail with ``StorageError/Code/timedOut`` after `limit`,
     /// measured on `clock` (the continuous clock unless a test injects its own).
     public func timeout(_ limit: Duration, clock: some Clock<Duration> = ContinuousClock()) -> TimeoutProvider<Self> {
         if clock is ContinuousClock { return TimeoutProvider(base: self, timeLimit: limit, sleep: nil) }
         return TimeoutProvider(base: self, timeLimit: limit, sleep: { try await clock.sleep(for: $0) })
     }
-}
-
-extension TimeoutProvider {
-    /// The longest a request may take.
-    @available(*, deprecated, renamed: "timeLimit")
-    public var limit: Duration { timeLimit }
 }

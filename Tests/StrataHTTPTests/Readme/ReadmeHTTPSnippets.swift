@@ -17,8 +17,8 @@ struct ImageID: Hashable, Sendable {
 func readmeProviderChain(folder: URL, id: ImageID) async throws {
     // README: providers
     let images = HTTPSource(timeout: .seconds(5), maximumBodyByteCount: 1_048_576)
-        .mapID { (id: ImageID) in id.url }  // the network source wants URLs
-        .mapValue { data, _ in
+        .mapIDs { (id: ImageID) in id.url }  // the network source wants URLs
+        .mapValues { data, _ in
             guard data.starts(with: [0x89, 0x50, 0x4E, 0x47]) else {  // validate: never cache a bad download
                 throw CocoaError(.fileReadCorruptFile)
             }
@@ -34,7 +34,7 @@ func readmeProviderChain(folder: URL, id: ImageID) async throws {
     _ = png
 }
 
-func readmePrivateCache(records: some Storage<URL, HTTPCacheRecord>, token: String) -> some AsyncProvider<URL, Data> {
+func readmePrivateCache(records: some Storage<URL, HTTPCacheRecord>, token: String) -> some Provider<URL, Data> {
     let mine = HTTPSource(headers: [.authorization: "Bearer \(token)"])
         .cache(in: records, policy: HTTPCachePolicy(sharing: .private, staleIfError: .seconds(86_400)))
     return mine

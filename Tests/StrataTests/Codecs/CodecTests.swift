@@ -44,6 +44,8 @@ import Testing
         #expect(error?.code == .decodingFailed)
         #expect(error?.key == "kharkiv")
         #expect(error?.underlying is DecodingError)
+        #expect(error?.undecodedBytes?.prefix == stored)
+        #expect(error?.undecodedBytes?.byteCount == stored.count)
         #expect(bytes.value(forKey: "kharkiv") == stored)
     }
 
@@ -95,6 +97,7 @@ import Testing
         }
 
         #expect(error?.code == .decodingFailed)
+        #expect(error?.undecodedBytes?.prefix == Data("not a plist".utf8))
         #expect(bytes.value(forKey: "kyiv") == Data("not a plist".utf8))
     }
 
@@ -121,6 +124,8 @@ import Testing
 
         #expect(error?.code == .decodingFailed)
         #expect(error?.underlying is CodecError)
+        #expect(error?.undecodedBytes?.prefix == invalid)
+        #expect(error?.description.hasSuffix("[5 bytes: 0x4869c328ff]") == true, "\(String(describing: error))")
         #expect(bytes.value(forKey: "greeting") == invalid)
     }
 

@@ -122,7 +122,7 @@ import Testing
     func failedCacheWriteThatDidNotFailTheFetchIsLoggedOnce(level: Logger.Level) async throws {
         let (logger, handler) = RecordingLogHandler.logger(level: level)
         let cache = FailingStorage<String, String>(failing: [.set])
-        let provider = Provider { (id: String) in "the value for \(id)" }.cache(cache, logger: logger)
+        let provider = AnyProvider { (id: String) in "the value for \(id)" }.cache(cache, logger: logger)
 
         let value = try await provider.value(for: "ada")
 
@@ -140,7 +140,7 @@ import Testing
     @Test func failedCoordinatedFetchIsLoggedOnceForAllItsWaiters() async throws {
         let (logger, handler) = RecordingLogHandler.logger(level: .info)
         let probe = SourceProbe(held: true, failing: 1)
-        let provider = Provider { (id: String) in try await probe.fetch(id) }.coordinated(logger: logger)
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }.coordinated(logger: logger)
 
         await withTaskGroup(of: Void.self) { group in
             for _ in 0..<5 {

@@ -189,7 +189,7 @@ import Testing
     @Test func coordinatedProviderCountsSourceCallsAndCoalescedWaiters() async throws {
         let (metrics, factory) = Self.metrics()
         let probe = SourceProbe(held: true)
-        let provider = Provider { (id: String) in try await probe.fetch(id) }.coordinated(metrics: metrics)
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }.coordinated(metrics: metrics)
 
         try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<10 {

@@ -230,7 +230,7 @@ import _StrataInternals
     }
 
     @Test func anInterjectionThatThrowsFailsTheRequestAsSourceFailed() async throws {
-        let provider = Provider { (id: String) in id }.interject { _ in throw Refused() }
+        let provider = AnyProvider { (id: String) in id }.interject { _ in throw Refused() }
 
         let error = await #expect(throws: StorageError.self) { try await provider.values(for: ["a"]) }
 
@@ -247,8 +247,8 @@ import _StrataInternals
                 when: { _ in true }
             )
             .concurrent(maximumRequestCount: 1)
-            .mapID { (number: Int) in "n\(number)" }
-            .mapValue { value, number in "\(number): \(value)" }
+            .mapIDs { (number: Int) in "n\(number)" }
+            .mapValues { value, number in "\(number): \(value)" }
 
         let values = try await provider.values(for: [1, 2])
 
@@ -257,7 +257,7 @@ import _StrataInternals
     }
 
     /// A provider whose batch answer has the wrong number of values.
-    struct ShortProvider: AsyncProvider {
+    struct ShortProvider: Provider {
         func value(for id: String) async throws(StorageError) -> String { id }
         func values(for ids: [String]) async throws(StorageError) -> [String] { Array(ids.dropLast()) }
     }
@@ -280,7 +280,7 @@ import _StrataInternals
 
     @Test func theDefaultAsksForEachIDInTurn() async throws {
         let probe = SourceProbe()
-        let provider = Provider { (id: String) in try await probe.fetch(id) }
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }
 
         let values = try await provider.values(for: ["a", "b", "a"])
 

@@ -7,7 +7,7 @@ import _StrataInternals
 @Suite struct ProviderTests {
     @Test func sourceErrorsBecomeSourceFailedWithTheOriginalUnderneath() async throws {
         let probe = SourceProbe(failing: 1)
-        let provider = Provider(name: "images") { (id: String) in try await probe.fetch(id) }
+        let provider = AnyProvider(name: "images") { (id: String) in try await probe.fetch(id) }
 
         let error = await #expect(throws: StorageError.self) { try await provider.value(for: "a") }
 
@@ -18,9 +18,9 @@ import _StrataInternals
     }
 
     @Test func mapIDAndMapValueConvertBothWays() async throws {
-        let provider = Provider { (id: String) in "<\(id)>" }
-            .mapID { (number: Int) in "n\(number)" }
-            .mapValue { value, id in "\(value) for \(id)" }
+        let provider = AnyProvider { (id: String) in "<\(id)>" }
+            .mapIDs { (number: Int) in "n\(number)" }
+            .mapValues { value, id in "\(value) for \(id)" }
 
         #expect(try await provider.value(for: 7) == "<n7> for 7")
     }
@@ -28,8 +28,8 @@ import _StrataInternals
     @Test func aValueThatFailsValidationIsNeverCached() async throws {
         let probe = SourceProbe()
         let cache = MemoryStorage<String, Int>()
-        let provider = Provider { (id: String) in try await probe.fetch(id) }
-            .mapValue { value, _ -> Int in
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }
+            .mapValues { value, _ -> Int in
                 guard let number = Int(value.split(separator: " ").last ?? "") else {
                     throw CodecError(message: "not a number")
                 }
@@ -45,7 +45,7 @@ import _StrataInternals
 
     @Test func aCacheHitSkipsTheSource() async throws {
         let probe = SourceProbe()
-        let provider = Provider { (id: String) in try await probe.fetch(id) }.cache(MemoryStorage<String, String>())
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }.cache(MemoryStorage<String, String>())
 
         let first = try await provider.value(for: "a")
         let second = try await provider.value(for: "a")
@@ -57,7 +57,7 @@ import _StrataInternals
 
     @Test func aFailureIsNotCachedAndTheNextRequestRetries() async throws {
         let probe = SourceProbe(failing: 1)
-        let provider = Provider { (id: String) in try await probe.fetch(id) }.cache(MemoryStorage<String, String>())
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }.cache(MemoryStorage<String, String>())
 
         await #expect(throws: StorageError.self) { try await provider.value(for: "a") }
         let value = try await provider.value(for: "a")
@@ -70,7 +70,7 @@ import _StrataInternals
         let probe = SourceProbe()
         let reports = LockedState<[StorageError]>([])
         let broken = FailingStorage<String, String>(failing: [.set])
-        let provider = Provider { (id: String) in try await probe.fetch(id) }
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }
             .cache(broken) { error in reports.withLock { $0.append(error) } }
 
         let value = try await provider.value(for: "a")
@@ -85,7 +85,7 @@ import _StrataInternals
         let bytes = MemoryStorage<String, Data>()
         bytes.set(Data([0xFF, 0xFE]), forKey: "a")
         let reports = LockedState<[StorageError]>([])
-        let provider = Provider { (id: String) in try await probe.fetch(id) }
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }
             .cache(
                 bytes,
                 toStorage: { value, _ in Data(value.utf8) },
@@ -105,7 +105,7 @@ import _StrataInternals
         let bytes = MemoryStorage<String, Data>()
         bytes.set(Data("garbage".utf8), forKey: "a")
         let reports = LockedState<[StorageError]>([])
-        let provider = Provider { (id: String) in try await probe.fetch(id) }
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }
             .cache(
                 bytes,
                 toStorage: { value, _ in try JSONEncoder().encode(value) },
@@ -120,8 +120,8 @@ import _StrataInternals
     }
 
     @Test func anyAsyncProviderWrapsAChainOrAMock() async throws {
-        let real = AnyAsyncProvider(Provider { (id: String) in id.uppercased() }.coordinated())
-        let mock = AnyAsyncProvider<String, String> { id in "mock \(id)" }
+        let real = AnyProvider(AnyProvider { (id: String) in id.uppercased() }.coordinated())
+        let mock = AnyProvider<String, String> { id in "mock \(id)" }
 
         #expect(try await real.value(for: "a") == "A")
         #expect(try await mock.value(for: "a") == "mock a")
@@ -141,7 +141,7 @@ import _StrataInternals
 @Suite struct CoordinatedProviderTests {
     @Test func concurrentRequestsForOneIDMakeOneSourceCall() async throws {
         let probe = SourceProbe(held: true)
-        let provider = Provider { (id: String) in try await probe.fetch(id) }.coordinated()
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }.coordinated()
 
         let results = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<50 {
@@ -162,7 +162,7 @@ import _StrataInternals
 
     @Test func everyWaiterReceivesTheSharedErrorAndTheNextRequestFetchesAgain() async throws {
         let probe = SourceProbe(held: true, failing: 1)
-        let provider = Provider { (id: String) in try await probe.fetch(id) }.coordinated()
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }.coordinated()
 
         let failures = await withTaskGroup(of: StorageError.Code?.self) { group in
             for _ in 0..<10 {
@@ -192,7 +192,7 @@ import _StrataInternals
 
     @Test func requestsForDifferentIDsRunInParallel() async throws {
         let probe = SourceProbe(held: true)
-        let provider = Provider { (id: String) in try await probe.fetch(id) }.coordinated()
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }.coordinated()
 
         async let a = provider.value(for: "a")
         async let b = provider.value(for: "b")
@@ -206,7 +206,7 @@ import _StrataInternals
 
     @Test func aCancelledWaiterLeavesWithoutCancellingTheFetchForOthers() async throws {
         let probe = SourceProbe(held: true)
-        let provider = Provider { (id: String) in try await probe.fetch(id) }.coordinated()
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }.coordinated()
 
         let staying = Task { try await provider.value(for: "a") }
         await probe.waitForCalls(1)
@@ -230,7 +230,7 @@ import _StrataInternals
     /// join after it can leave too, each alone, while the others keep waiting for the one fetch.
     @Test func waitersThatJoinAfterACancellationCanLeaveToo() async throws {
         let probe = SourceProbe(held: true)
-        let provider = Provider { (id: String) in try await probe.fetch(id) }.coordinated()
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }.coordinated()
 
         let early = (0..<3).map { _ in Task { try await provider.value(for: "a") } }
         await probe.waitForCalls(1)
@@ -257,7 +257,7 @@ import _StrataInternals
 
     @Test func whenEveryWaiterCancelsTheFetchIsCancelled() async throws {
         let probe = SourceProbe(held: true)
-        let provider = Provider { (id: String) in try await probe.fetch(id) }.coordinated()
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }.coordinated()
 
         let first = Task { try await provider.value(for: "a") }
         let second = Task { try await provider.value(for: "a") }
@@ -276,7 +276,7 @@ import _StrataInternals
 
     @Test func aRequestCancelledBeforeItStartsNeverCallsTheSource() async throws {
         let probe = SourceProbe()
-        let provider = Provider { (id: String) in try await probe.fetch(id) }.coordinated()
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }.coordinated()
 
         let task = Task {
             withUnsafeCurrentTask { $0?.cancel() }
@@ -291,7 +291,7 @@ import _StrataInternals
     }
 
     @Test func cancellationsRacingTheAnswerResumeEveryWaiterOnceAndLeaveNothingBehind() async throws {
-        let provider = Provider { (id: Int) in
+        let provider = AnyProvider { (id: Int) in
             await Task.yield()
             return id
         }
@@ -320,7 +320,7 @@ import _StrataInternals
 
     @Test func aCancellationArrivingAfterTheAnswerIsForgottenWhenTheRequestReturns() async throws {
         let probe = SourceProbe(held: true)
-        let provider = Provider { (id: String) in try await probe.fetch(id) }.coordinated()
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }.coordinated()
         let executor = ManualTaskExecutor()
         let request = Task(executorPreference: executor) { try await provider.value(for: "a") }
         executor.runPending()
@@ -344,7 +344,7 @@ import _StrataInternals
 extension CoordinatedProviderTests {
     @Test func waitersAreResumedInTheOrderTheyArrived() async throws {
         let probe = SourceProbe(held: true)
-        let provider = Provider { (id: String) in try await probe.fetch(id) }.coordinated()
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }.coordinated()
         let executor = ManualTaskExecutor()
         let order = LockedState<[Int]>([])
         let requests = (0..<32).map { index in
@@ -404,7 +404,7 @@ func eventually(attempts: Int = 100_000, _ condition: () -> Bool) async -> Bool 
 @Suite struct ConcurrentProviderTests {
     @Test func serializedPassesOneRequestAtATime() async throws {
         let probe = SourceProbe()
-        let provider = Provider { (id: String) in try await probe.fetch(id) }.serialized()
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }.serialized()
 
         try await withThrowingTaskGroup(of: String.self) { group in
             for index in 0..<20 {
@@ -419,7 +419,7 @@ func eventually(attempts: Int = 100_000, _ condition: () -> Bool) async -> Bool 
 
     @Test func concurrentLimitCapsRequestsInFlight() async throws {
         let probe = SourceProbe(held: true)
-        let provider = Provider { (id: String) in try await probe.fetch(id) }.concurrent(maximumRequestCount: 3)
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }.concurrent(maximumRequestCount: 3)
 
         try await withThrowingTaskGroup(of: String.self) { group in
             for index in 0..<12 {
@@ -440,7 +440,7 @@ func eventually(attempts: Int = 100_000, _ condition: () -> Bool) async -> Bool 
 @Suite struct RetryingProviderTests {
     @Test func retriesUntilTheSourceSucceeds() async throws {
         let probe = SourceProbe(failing: 2)
-        let provider = Provider { (id: String) in try await probe.fetch(id) }
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }
             .retrying(maximumAttemptCount: 3, backoff: Backoff(initial: .milliseconds(1)))
 
         let value = try await provider.value(for: "a")
@@ -451,7 +451,7 @@ func eventually(attempts: Int = 100_000, _ condition: () -> Bool) async -> Bool 
 
     @Test func givesUpAfterMaxAttemptsWithTheLastError() async throws {
         let probe = SourceProbe(failing: 10)
-        let provider = Provider { (id: String) in try await probe.fetch(id) }
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }
             .retrying(maximumAttemptCount: 4, backoff: Backoff(initial: .milliseconds(1)))
 
         let error = await #expect(throws: StorageError.self) { try await provider.value(for: "a") }
@@ -462,8 +462,8 @@ func eventually(attempts: Int = 100_000, _ condition: () -> Bool) async -> Bool 
 
     @Test func doesNotRetryValuesThatDoNotDecode() async throws {
         let probe = SourceProbe()
-        let provider = Provider { (id: String) in try await probe.fetch(id) }
-            .mapValue { _, _ -> Int in throw CodecError(message: "bad") }
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }
+            .mapValues { _, _ -> Int in throw CodecError(message: "bad") }
             .retrying(maximumAttemptCount: 5, backoff: Backoff(initial: .milliseconds(1)))
 
         await #expect(throws: StorageError.self) { try await provider.value(for: "a") }
@@ -488,7 +488,7 @@ func eventually(attempts: Int = 100_000, _ condition: () -> Bool) async -> Bool 
 @Suite struct TimeoutProviderTests {
     @Test func aSlowSourceTimesOut() async throws {
         let probe = SourceProbe(held: true)
-        let provider = Provider { (id: String) in try await probe.fetch(id) }.timeout(.milliseconds(50))
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }.timeout(.milliseconds(50))
 
         let (error, elapsed) = await TestThreads.timed {
             await #expect(throws: StorageError.self) { try await provider.value(for: "a") }
@@ -500,7 +500,7 @@ func eventually(attempts: Int = 100_000, _ condition: () -> Bool) async -> Bool 
     }
 
     @Test func aFastSourceAnswersWithinTheLimit() async throws {
-        let provider = Provider { (id: String) in "fast \(id)" }.timeout(.seconds(30))
+        let provider = AnyProvider { (id: String) in "fast \(id)" }.timeout(.seconds(30))
 
         #expect(try await provider.value(for: "a") == "fast a")
     }
@@ -511,7 +511,7 @@ func eventually(attempts: Int = 100_000, _ condition: () -> Bool) async -> Bool 
         let clock = ManualClock()
         let counter = LockedState(0)
         let storage = MemoryStorage<String, TimestampedValue<Int>>()
-        let provider = Provider { (_: String) in
+        let provider = AnyProvider { (_: String) in
             counter.withLock {
                 $0 += 1
                 return $0
@@ -538,7 +538,7 @@ func eventually(attempts: Int = 100_000, _ condition: () -> Bool) async -> Bool 
         let probe = SourceProbe()
         let reports = LockedState<[StorageError]>([])
         let storage = MemoryStorage<String, TimestampedValue<String>>()
-        let provider = Provider { (id: String) in try await probe.fetch(id) }
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }
             .cache(storage, refreshingAfter: .seconds(10), clock: clock) { error in
                 reports.withLock { $0.append(error) }
             }
@@ -561,7 +561,7 @@ func eventually(attempts: Int = 100_000, _ condition: () -> Bool) async -> Bool 
         let reports = LockedState<[StorageError]>([])
         let storage = MemoryStorage<String, TimestampedValue<String>>()
         storage.set(TimestampedValue(value: "stored", fetched: clock.now()), forKey: "a")
-        let provider = Provider { (id: String) in try await probe.fetch(id) }
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }
             .cache(storage, refreshingAfter: .seconds(10), refreshTimeLimit: .milliseconds(200), clock: clock) {
                 error in reports.withLock { $0.append(error) }
             }
@@ -589,7 +589,7 @@ func eventually(attempts: Int = 100_000, _ condition: () -> Bool) async -> Bool 
         let reports = LockedState<[StorageError]>([])
         let storage = MemoryStorage<String, TimestampedValue<String>>()
         storage.set(TimestampedValue(value: "stored", fetched: clock.now()), forKey: "a")
-        let provider = Provider { (id: String) in try await probe.fetch(id) }
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }
             .cache(storage, refreshingAfter: .seconds(10), refreshTimeLimit: .seconds(3600), clock: clock) {
                 error in reports.withLock { $0.append(error) }
             }
@@ -626,7 +626,7 @@ func eventually(attempts: Int = 100_000, _ condition: () -> Bool) async -> Bool 
     @Test func aWeakCacheInFrontOfAProviderReturnsTheObjectInUse() async throws {
         let counter = LockedState(0)
         let weak = WeakObjectCache<String, Avatar>()
-        let provider = Provider { (id: String) in
+        let provider = AnyProvider { (id: String) in
             counter.withLock { $0 += 1 }
             return Avatar(name: id)
         }

@@ -12,7 +12,7 @@ import _StrataInternals
         let probe = SourceProbe(held: true)
         let memory = MemoryStorage<String, String>()
         memory.set("cached a", forKey: "a")
-        let provider = Provider { (id: String) in try await probe.fetch(id) }.cache(memory).coordinated()
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }.cache(memory).coordinated()
 
         // A cancelled task: any request that registers with the coordinator returns `cancelled`,
         // so a value here proves the hit never registered.
@@ -30,7 +30,7 @@ import _StrataInternals
     @Test func aMissStillCoalescesIntoOneFetchAndTheFetchedValueIsThenImmediate() async throws {
         let probe = SourceProbe(held: true)
         let memory = MemoryStorage<String, String>()
-        let provider = Provider { (id: String) in try await probe.fetch(id) }.cache(memory).coordinated()
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }.cache(memory).coordinated()
 
         let values = try await withThrowingTaskGroup(of: String.self) { group in
             for _ in 0..<8 { group.addTask { try await provider.value(for: "b") } }
@@ -165,7 +165,7 @@ private final class ContinuationHolder: Sendable {
 
     @Test func theLimitIsMeasuredOnTheInjectedClock() async throws {
         let probe = SourceProbe(held: true)
-        let provider = Provider { (id: String) in try await probe.fetch(id) }
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }
             .timeout(.seconds(3600), clock: InstantClock())
 
         let error = await #expect(throws: StorageError.self) { try await provider.value(for: "a") }

@@ -36,7 +36,7 @@ import Testing
         print(memory.containsValue(forKey: "lviv"))  // true
 
         // A provider: a slow source, cached, with concurrent requests coalesced into one call.
-        let lengths = Provider { (word: String) in
+        let lengths = AnyProvider { (word: String) in
             try await Task.sleep(for: .milliseconds(10))
             return word.count
         }

@@ -14,7 +14,7 @@ func readmeTracing(
 ) async throws {
     // Spans go to the tracer bootstrapped with InstrumentationSystem.bootstrap(_:).
     let pages = memory.traced(as: "pages.memory").combined(with: disk.traced(as: "pages.disk"))
-    let fetched = Provider { (url: String) in try await fetch(url) }
+    let fetched = AnyProvider { (url: String) in try await fetch(url) }
         .traced(as: "pages.origin")  // one span per call to the origin
         .cache(pages)
         .coordinated()
