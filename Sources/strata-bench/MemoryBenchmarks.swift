@@ -20,7 +20,8 @@ extension Benchmark {
     static var memory: [Benchmark] {
         [
             memoryGetHit, memoryGetHitNSCache, memoryGetMiss, memoryGetMissNSCache, memorySet, memorySetNSCache,
-            memorySetEvicting, memorySetEvictingNSCache, memorySetExpiring, memoryMappedGetHit, memoryHotGetHit,
+            memorySetEvicting, memorySetEvictingNSCache, memorySetExpiring, memoryMappedGetHit, memoryErasedGetHit,
+            memoryHotGetHit,
             memoryGetHitIdle, memoryGetHitPressure, memorySetPressure,
         ]
     }
@@ -300,6 +301,27 @@ extension Benchmark {
             )
         }
     }
+
+    /// Reads of `memory.mapped.get.hit`'s keys through a chain of the same storage with its keys
+    /// and values mapped, kept as an `AnyStorage`, against the chain itself in the same rounds:
+    /// what erasing a chain's type adds to a hit.
+    static var memoryErasedGetHit: Benchmark {
+        Benchmark(name: "memory.erased.get.hit", baseline: "the-chain") {
+            let data = DataSet.standard
+            let storage = MemoryStorage<String, Data>.filled(with: data)
+            let probes = data.randomIndices(memoryOperations).map { data.keys[$0] }
+            let chain =
+                storage
+                .mapKeys { (key: String) in key }
+                .mapValues(reading: { $0 }, writing: { $0 })
+            let erased = AnyStorage(chain)
+            return Workloads(
+                operations: probes.count,
+                subject: { try await readAll(probes, from: erased) },
+                baseline: { try await readAll(probes, from: chain) }
+            )
+        }
+    }
 }
 
 // MARK: Read loops
@@ -334,6 +356,18 @@ func readAll(_ keys: [NSString], from cache: NSCache<NSString, NSData>) {
 // `nonisolated(nonsending)` (the default under NonisolatedNonsendingByDefault) hops back to its
 // executor after every `await`, about 25 ns here even when nothing suspends: the loop's cost, not
 // the storage's.
+@concurrent
+func readAll(
+    _ keys: [String],
+    from storage: some ReadableStorage<String, Data>
+) async throws(StorageError) {
+    var sum = 0
+    for key in keys {
+        sum &+= try await storage.value(forKey: key)?.count ?? -1
+    }
+    blackHole(sum)
+}
+
 @concurrent
 func readAll(
     _ keys: [String],
@@ -418,6 +452,9 @@ extension Goal {
             .atMost(1.3, timesItsReference: "memory.get.hit.idle", named: "memory.get.hit"),
             .atMost(1.1, timesItsReference: "memory.get.hit.pressure", named: "memory.get.hit"),
             .atMost(1.1, timesItsReference: "memory.set.pressure", named: "memory.set"),
+            Goal(description: "memory.erased.get.hit ratio <= 1.1") { results in
+                results["memory.erased.get.hit"].map { ($0.ratio <= 1.1, "ratio \(format($0.ratio, 2))") }
+            },
             Goal(description: "memory.mapped.get.hit at most 15 ns over memory.get.hit") { results in
                 results["memory.mapped.get.hit"]?.differenceFromReference.map {
                     ($0 <= 15, "\(format($0, 1)) ns")
