@@ -30,7 +30,20 @@ public enum PlatformMutex {
         lock.initialize(to: os_unfair_lock())
         #else
         lock.initialize(to: pthread_mutex_t())
+        #if canImport(Glibc)
+        // Adaptive: a thread that finds the lock held spins a little before it sleeps. Strata's
+        // critical sections are a few dozen instructions, so the holder is nearly always about to
+        // let go, and sleeping costs a futex wait and wake (a system call each, microseconds)
+        // where spinning costs nanoseconds: a burst of requests through `coordinated()` from the
+        // cooperative threads of a 2-core machine contended on every registration.
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        defer { pthread_mutexattr_destroy(&attributes) }
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ADAPTIVE_NP))
+        let error = pthread_mutex_init(lock, &attributes)
+        #else
         let error = pthread_mutex_init(lock, nil)
+        #endif
         precondition(error == 0, "pthread_mutex_init failed with error \(error)")
         #endif
     }

@@ -45,10 +45,14 @@ import Testing
             value: { Data(String($0).utf8) },
             count: { Int(String(decoding: $0, as: UTF8.self)) ?? 0 }
         )
+        // An update keeps the lifetime of the value it replaces, so the counter of the concurrent
+        // update check expires one time to live after its first increment: an hour, not a minute,
+        // because its 200 committed transactions took more than a minute on a 2-core machine
+        // running every suite at once (and the count restarted at 1 once the counter expired).
         let suite = StorageBehaviourSuite(keys: ["a", "b", "c"], values: values, counting: counting) {
             try SQLiteStorage(
                 path: folder.path("\(UUID().uuidString).sqlite"),
-                options: SQLiteStorage.Options(timeToLive: .seconds(60), maximumByteCount: 1_000, maximumCount: 10)
+                options: SQLiteStorage.Options(timeToLive: .seconds(3_600), maximumByteCount: 1_000, maximumCount: 10)
             )
         }
 

@@ -53,6 +53,52 @@ import Testing
         #expect(result == 11)
         #expect(try await storage.value(forKey: "counter") == Data([11]), "the other writer's value was not lost")
     }
+
+    /// A synchronous update that waits for another writer reads the clock once it holds the write
+    /// lock: a value that expired during the wait is absent to its closure, not served as live.
+    @Test func anUpdateThatWaitedForTheWriteLockSeesAValueThatExpiredMeanwhileAsAbsent() async throws {
+        let folder = try TemporaryFolder()
+        let clock = ManualClock()
+        let storage = try SQLiteStorage(path: folder.path("values.sqlite"), options: .init(clock: clock))
+        try await storage.set(Data("old".utf8), forKey: "token", timeToLive: .seconds(10))
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let calling = DispatchSemaphore(value: 0)
+        let seen = LockedBox<Data??>(nil)
+
+        // Blocking waits run on threads of their own, never on the cooperative pool.
+        async let holder: Void = Self.onThread {
+            try? storage.update(forKey: "other") { (_: inout Data?) in
+                holding.signal()
+                release.wait()
+            }
+        }
+        await Self.onThread { holding.wait() }
+        async let waiter: Void = Self.onThread {
+            calling.signal()
+            try? storage.update(forKey: "token") { (value: inout Data?) in
+                seen.mutate { $0 = .some(value) }
+            }
+        }
+        await Self.onThread { calling.wait() }
+        try await Task.sleep(for: .milliseconds(200))  // the waiter is inside update, queued for the lock
+        clock.advance(by: .seconds(20))
+        release.signal()
+        _ = await (holder, waiter)
+
+        #expect(seen.value == .some(nil), "the closure saw \(String(describing: seen.value))")
+        #expect(try await storage.value(forKey: "token") == nil)
+    }
+
+    /// Runs `body` on a new thread and returns when it has.
+    private static func onThread(_ body: @escaping @Sendable () -> Void) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread {
+                body()
+                continuation.resume()
+            }.start()
+        }
+    }
 }
 
 /// Counts the runs of an update's closure. Any thread may use it.

@@ -83,7 +83,7 @@ import _StrataInternals
         for waiting in finished { waiting.resume(with: .success(0)) }
         var registration: CoordinationState<String, Int>.Registration?
         let holder = ContinuationHolder()
-        Task { _ = try? await withCheckedThrowingContinuation { holder.store($0) } }
+        Task { _ = try? await withUnsafeThrowingContinuation { holder.store($0) } }
         let continuation = await holder.continuation()
         registration = state.register(waiter, for: "a", continuation: continuation)
         guard case .startFetch(let serial)? = registration else {
@@ -97,14 +97,14 @@ import _StrataInternals
 /// Hands a continuation made in another task to the test.
 private final class ContinuationHolder: Sendable {
     private let state = LockedState<
-        (CheckedContinuation<Int, any Error>?, CheckedContinuation<CheckedContinuation<Int, any Error>, Never>?)
+        (UnsafeContinuation<Int, any Error>?, CheckedContinuation<UnsafeContinuation<Int, any Error>, Never>?)
     >((nil, nil))
 
-    func store(_ continuation: CheckedContinuation<Int, any Error>) {
+    func store(_ continuation: UnsafeContinuation<Int, any Error>) {
         let waiter = state.withLock { state in
             guard let waiter = state.1 else {
                 state.0 = continuation
-                return nil as CheckedContinuation<CheckedContinuation<Int, any Error>, Never>?
+                return nil as CheckedContinuation<UnsafeContinuation<Int, any Error>, Never>?
             }
             state.1 = nil
             return waiter
@@ -112,12 +112,12 @@ private final class ContinuationHolder: Sendable {
         waiter?.resume(returning: continuation)
     }
 
-    func continuation() async -> CheckedContinuation<Int, any Error> {
+    func continuation() async -> UnsafeContinuation<Int, any Error> {
         await withCheckedContinuation { waiter in
             let ready = state.withLock { state in
                 guard let ready = state.0 else {
                     state.1 = waiter
-                    return nil as CheckedContinuation<Int, any Error>?
+                    return nil as UnsafeContinuation<Int, any Error>?
                 }
                 state.0 = nil
                 return ready
