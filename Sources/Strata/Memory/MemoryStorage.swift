@@ -5,9 +5,11 @@ public import Logging
 /// live.
 ///
 /// Reads and writes are O(1) and never hop to an actor, so a hit costs about as much as a
-/// dictionary lookup. Entries live in shards by key hash, each behind its own lock, and a read
-/// takes only its shard's: reads on different cores rarely meet, and read throughput grows with
-/// cores. The eviction policy sees every write at once and the reads in batches, as in Caffeine
+/// dictionary lookup. Entries live in shards by key hash, each with a lock of its own for
+/// writers. A read of a live entry takes no lock: it marks a stripe of its own, which a writer of
+/// that shard waits out, so reads on different cores rarely meet, and read throughput grows with
+/// cores (a read that finds its entry expired, or one that renews a lifetime, takes its shard's
+/// lock). The eviction policy sees every write at once and the reads in batches, as in Caffeine
 /// (see <doc:ChoosingAnEvictionPolicy>). Every method is synchronous; the same methods satisfy
 /// the async ``Storage`` protocols, so a `MemoryStorage` also works wherever a storage is
 /// expected. Any task may use it.
