@@ -8,7 +8,8 @@
 #      server pieces, PostgreSQL, AsyncHTTPClient, Hummingbird, Vapor, lifecycle and tracing) and
 #      fails on any compiler warning in our code; then builds again with the default traits only,
 #      what `swift run strata demo` and an app build, and runs the demo; between the two, checks
-#      the public API of every documented module against api/ (scripts/api.sh);
+#      the public API of every documented module against api/ (scripts/api.sh) and that each
+#      public type is in its catalog's topics (scripts/catalog-topics.sh);
 #   2. runs the whole test suite, every suite of every trait in one bare `swift test` (with
 #      STRATA_POSTGRES_URL set, the default traits are every trait: see Package.swift);
 #   3. runs the concurrency stress tests (and the lifecycle and tracing suites) again under
@@ -75,6 +76,8 @@ fi
 step "Checking the public API against its baseline in api/"
 # A change to the public API is deliberate: it comes with scripts/api.sh --update and the new api/.
 scripts/api.sh
+# And every public type of a module with a catalog is in that catalog's topics.
+scripts/catalog-topics.sh
 
 step "Building with the default traits, as an app does, and running the demo"
 # Its own folder, so neither build undoes the other's trait flags.
