@@ -379,7 +379,7 @@ let package = Package(
             name: "StrataTracingTests",
             dependencies: [
                 "_StrataInternals",
-                "Strata", "StrataTracing",
+                "Strata", "StrataTracing", "StrataTestSupport",
                 .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Tracing"])),
                 .product(
                     name: "InMemoryTracing",

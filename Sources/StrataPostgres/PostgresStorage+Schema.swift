@@ -29,33 +29,30 @@ extension PostgresStorage {
         let table = table
         let channel = channel
         try await performPrepared("cannot create the table \(table)", key: nil) { connection in
-            try await connection.changingSchema(of: table, logger: Self.logger) { connection in
-                try await connection.query(
+            // The whole schema in one round trip (see `changeSchema(of:statements:logger:)`). The
+            // names are a valid table name and the channel made from it, never a user's text.
+            try await connection.changeSchema(
+                of: table,
+                statements: [
                     """
-                    CREATE TABLE IF NOT EXISTS \(unescaped: table) (
+                    CREATE TABLE IF NOT EXISTS \(table) (
                         digest BYTEA PRIMARY KEY,
                         key BYTEA NOT NULL,
                         value BYTEA NOT NULL,
                         expiry DOUBLE PRECISION
                     )
                     """,
-                    logger: Self.logger
-                )
-                try await connection.query(
                     """
-                    CREATE INDEX IF NOT EXISTS \(unescaped: table)_expiry ON \(unescaped: table) (expiry)
+                    CREATE INDEX IF NOT EXISTS \(table)_expiry ON \(table) (expiry)
                     WHERE expiry IS NOT NULL
                     """,
-                    logger: Self.logger
-                )
-                // Announces each change as "<application_name> <kind><base64 key>": `s` for a
-                // value set, `r` removed, `x` removed once expired (the storage's own clock,
-                // `strata.now`, which its sweeps set for their transaction, says so), `c`
-                // cleared by TRUNCATE. A TRUNCATE also sends "<name> *" first, and a key too long
-                // for a notification's 8000 bytes sends only "<name> *": every key.
-                try await connection.query(
+                    // Announces each change as "<application_name> <kind><base64 key>": `s` for a
+                    // value set, `r` removed, `x` removed once expired (the storage's own clock,
+                    // `strata.now`, which its sweeps set for their transaction, says so), `c`
+                    // cleared by TRUNCATE. A TRUNCATE also sends "<name> *" first, and a key too long
+                    // for a notification's 8000 bytes sends only "<name> *": every key.
                     """
-                    CREATE OR REPLACE FUNCTION \(unescaped: table)_notify() RETURNS trigger
+                    CREATE OR REPLACE FUNCTION \(table)_notify() RETURNS trigger
                     LANGUAGE plpgsql AS $$
                     DECLARE
                         changed BYTEA;
@@ -63,9 +60,9 @@ extension PostgresStorage {
                         sender TEXT := coalesce(current_setting('application_name', true), '');
                     BEGIN
                         IF TG_OP = 'TRUNCATE' THEN
-                            PERFORM pg_notify('\(unescaped: channel)', sender || ' *');
-                            PERFORM pg_notify('\(unescaped: channel)', sender || ' c' || encode(key, 'base64'))
-                            FROM \(unescaped: table) WHERE octet_length(key) <= 5000;
+                            PERFORM pg_notify('\(channel)', sender || ' *');
+                            PERFORM pg_notify('\(channel)', sender || ' c' || encode(key, 'base64'))
+                            FROM \(table) WHERE octet_length(key) <= 5000;
                             RETURN NULL;
                         END IF;
                         IF TG_OP = 'DELETE' THEN
@@ -80,38 +77,29 @@ extension PostgresStorage {
                             kind := 's';
                         END IF;
                         IF octet_length(changed) > 5000 THEN
-                            PERFORM pg_notify('\(unescaped: channel)', sender || ' *');
+                            PERFORM pg_notify('\(channel)', sender || ' *');
                         ELSE
-                            PERFORM pg_notify('\(unescaped: channel)', sender || ' ' || kind || encode(changed, 'base64'));
+                            PERFORM pg_notify('\(channel)', sender || ' ' || kind || encode(changed, 'base64'));
                         END IF;
                         RETURN NULL;
                     END
                     $$
                     """,
-                    logger: Self.logger
-                )
-                try await connection.query(
                     """
-                    CREATE OR REPLACE TRIGGER \(unescaped: table)_changed
-                    AFTER INSERT OR UPDATE OR DELETE ON \(unescaped: table)
-                    FOR EACH ROW EXECUTE FUNCTION \(unescaped: table)_notify()
+                    CREATE OR REPLACE TRIGGER \(table)_changed
+                    AFTER INSERT OR UPDATE OR DELETE ON \(table)
+                    FOR EACH ROW EXECUTE FUNCTION \(table)_notify()
                     """,
-                    logger: Self.logger
-                )
-                // Before the rows go, so that the trigger can name them.
-                try await connection.query(
-                    "DROP TRIGGER IF EXISTS \(unescaped: table)_truncated ON \(unescaped: table)",
-                    logger: Self.logger
-                )
-                try await connection.query(
+                    // Before the rows go, so that the trigger can name them.
+                    "DROP TRIGGER IF EXISTS \(table)_truncated ON \(table)",
                     """
-                    CREATE OR REPLACE TRIGGER \(unescaped: table)_cleared
-                    BEFORE TRUNCATE ON \(unescaped: table)
-                    FOR EACH STATEMENT EXECUTE FUNCTION \(unescaped: table)_notify()
+                    CREATE OR REPLACE TRIGGER \(table)_cleared
+                    BEFORE TRUNCATE ON \(table)
+                    FOR EACH STATEMENT EXECUTE FUNCTION \(table)_notify()
                     """,
-                    logger: Self.logger
-                )
-            }
+                ],
+                logger: Self.logger
+            )
         }
     }
 }

@@ -9,7 +9,8 @@ import Darwin
 #endif
 
 /// A fresh, empty folder under the system's temporary folder, for one test. Remove it with
-/// ``remove()`` (in a `defer`) when the test ends.
+/// ``remove()`` (in a `defer`) when the test ends: the removal is made on a thread of its own (see
+/// ``FolderRemoval``), never on the test's.
 package struct TemporaryFolder {
     package let url: URL
 
@@ -27,7 +28,7 @@ package struct TemporaryFolder {
     }
 
     package func remove() {
-        try? FileManager.default.removeItem(at: url)
+        FolderRemoval.remove(url)
     }
 }
 

@@ -63,9 +63,14 @@ extension SystemCalls {
 
     /// Reads up to `count` bytes from the start of `descriptor` if the page cache holds them;
     /// returns how many it read, or -1.
+    ///
+    /// Only a kernel without `preadv2` turns cached reads off for the process. A file system that
+    /// cannot read without waiting (tmpfs, where `RWF_NOWAIT` is `EOPNOTSUPP`; some network file
+    /// systems) refuses the reads of its own files alone: a storage in `/dev/shm` must not cost
+    /// every other storage of the process its reads in place.
     private static func readCached(_ descriptor: Int32, into base: UnsafeMutableRawPointer, count: Int) -> Int {
         let read = strata_pread_cached(descriptor, base, count, 0)
-        if read < 0, errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL {
+        if read < 0, errno == ENOSYS {
             cachedReadsWork.store(false, ordering: .relaxed)
         }
         return read
@@ -83,8 +88,9 @@ extension SystemCalls {
         #endif
     }
 
-    /// Whether this kernel and file system answer ``readFileIfCached(_:limit:)``; cleared at the
-    /// first sign that they do not, so a platform without it pays one failed call.
+    /// Whether this kernel answers ``readFileIfCached(_:limit:)``; cleared at the first sign that
+    /// it does not (no `openat2` or `preadv2`, a `RESOLVE_CACHED` it does not know, a sandbox that
+    /// refuses the call), so a platform without them pays one failed call.
     private static let cachedReadsWork = Atomic<Bool>(true)
 
 }

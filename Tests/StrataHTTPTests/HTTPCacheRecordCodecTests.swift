@@ -104,7 +104,7 @@ import _StrataInternals
 
     @Test func anOldJSONRecordOnDiskIsAMissNotAnErrorAndIsReplaced() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-http-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
+        defer { FolderRemoval.remove(folder) }
         let resource = Resource(entityTag: "\"v1\"", headers: [("Cache-Control", "max-age=600")])
         let reports = LockedState<[StorageError]>([])
 

@@ -35,7 +35,7 @@ private func source(_ http: HTTPFixture, _ headers: [(String, String)]) -> HTTPS
 /// A throwaway folder, removed when the test ends.
 private func withFolder<Result>(_ body: (URL) async throws -> Result) async throws -> Result {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-http-\(UUID().uuidString)")
-    defer { try? FileManager.default.removeItem(at: folder) }
+    defer { FolderRemoval.remove(folder) }
     return try await body(folder)
 }
 

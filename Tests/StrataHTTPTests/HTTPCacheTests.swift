@@ -2,6 +2,7 @@ import Foundation
 import LocalHTTPServer
 import Strata
 import StrataHTTP
+import StrataTestSupport
 import Testing
 import _StrataInternals
 
@@ -308,7 +309,7 @@ final class Resource: Sendable {
 
     @Test func recordsOnDiskSurviveANewProviderAndAreRevalidated() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-http-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
+        defer { FolderRemoval.remove(folder) }
         let resource = Resource(entityTag: "\"v1\"")
 
         let (second, hits) = try await HTTPFixture.run(routes: ["/a": resource.route]) { http in

@@ -3,6 +3,7 @@ import Strata
 import StrataObjects
 import StrataSQLite
 import StrataSQLiteObjects
+import StrataTestSupport
 import Testing
 
 /// A note: the object most tests store.
@@ -50,7 +51,7 @@ struct ScratchFolder {
 
     func child(_ name: String) -> URL { url.appendingPathComponent(name, isDirectory: true) }
 
-    func remove() { try? FileManager.default.removeItem(at: url) }
+    func remove() { FolderRemoval.remove(url) }
 
     /// Every file below the folder, relative, sorted.
     func files() -> [String] {

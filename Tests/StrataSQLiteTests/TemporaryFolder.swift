@@ -1,6 +1,8 @@
 import Foundation
+import StrataTestSupport
 
-/// A fresh folder under the system's temporary folder, removed when the value is released.
+/// A fresh folder under the system's temporary folder, removed (on the removal thread: see
+/// `FolderRemoval`) when the value is released.
 final class TemporaryFolder: Sendable {
     let url: URL
 
@@ -15,6 +17,6 @@ final class TemporaryFolder: Sendable {
     }
 
     deinit {
-        try? FileManager.default.removeItem(at: url)
+        FolderRemoval.remove(url)
     }
 }

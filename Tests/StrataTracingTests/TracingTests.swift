@@ -6,6 +6,7 @@ import StrataTracing
 import Testing
 import Tracing
 import _StrataInternals
+import StrataTestSupport
 
 /// Traced storages and providers record one span per operation, nested under the caller's span,
 /// with the storage's name, the operation and hit or miss: never a key or a value.
@@ -133,7 +134,7 @@ import _StrataInternals
     @Test func aFailureIsRecordedWithItsCodeButNotItsMessage() async throws {
         let tracer = InMemoryTracer()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-tracing-\(UUID())")
-        defer { try? FileManager.default.removeItem(at: folder) }
+        defer { FolderRemoval.remove(folder) }
         let disk = try DiskStorage(url: folder).traced(as: "disk", tracer: tracer)
         let longKey = "secret-" + String(repeating: "k", count: 1 << 20)
 

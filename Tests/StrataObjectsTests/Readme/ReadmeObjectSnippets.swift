@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataObjects
+import StrataTestSupport
 import Testing
 
 // The object store examples of the "Getting started in an app" article (Strata.docc), copied
@@ -137,6 +138,6 @@ enum ArticleMigrations {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
         "strata-article-migrations-\(UUID().uuidString)"
     )
-    defer { try? FileManager.default.removeItem(at: folder) }
+    defer { FolderRemoval.remove(folder) }
     try await ArticleMigrations.run(in: folder)
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Strata
 import StrataSQLite
+import StrataTestSupport
 import Testing
 
 // The SQLite example of the "Getting started in an app" article (Strata.docc), copied there by
@@ -33,7 +34,7 @@ enum ReadmeSQLite {
     @Test func theReadmesSQLiteExampleRuns() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-readme-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        defer { FolderRemoval.remove(folder) }
 
         try ReadmeSQLite.run(in: folder)
     }

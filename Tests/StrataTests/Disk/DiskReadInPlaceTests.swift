@@ -71,6 +71,27 @@ import _StrataInternals
         #expect(!FileManager.default.fileExists(atPath: path), "the cache dropped the damaged file")
     }
 
+    /// tmpfs answers `RWF_NOWAIT` with `EOPNOTSUPP`: a storage there reads on the I/O threads,
+    /// and a storage on another file system of the same process still reads in place. (That one
+    /// refusal used to turn reads in place off for the whole process, for good.)
+    @concurrent
+    @Test(.enabled(if: TemporaryMount.isAvailable, "needs Linux and root to mount a tmpfs"))
+    func aFileSystemThatCannotReadWithoutWaitingCostsNoOtherStorageItsReadsInPlace() async throws {
+        let folder = try TemporaryFolder()
+        defer { folder.remove() }
+        let mount = try TemporaryMount(byteCount: 1 << 20, in: folder.url)
+        defer { mount.unmount() }
+        let inMemory = try DiskStorage(url: mount.url.appendingPathComponent("cache"), options: Self.options())
+        try await inMemory.set(Data("lviv".utf8), forKey: "city")
+        #expect(try await Self.read("city", from: inMemory) == Data("lviv".utf8))
+        #expect(inMemory.readsInPlace == 0)
+
+        let onDisk = try DiskStorage(url: folder.child("cache"), options: Self.options())
+        try await onDisk.set(Data("kharkiv".utf8), forKey: "city")
+        #expect(try await Self.read("city", from: onDisk) == Data("kharkiv".utf8))
+        #expect(onDisk.readsInPlace == inPlace(1))
+    }
+
     @concurrent
     @Test func anExpiredValueIsLeftToTheIOThreads() async throws {
         let folder = try TemporaryFolder()
