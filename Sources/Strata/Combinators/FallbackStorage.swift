@@ -74,13 +74,30 @@ extension ReadableStorage {
     ///
     /// ```swift
     /// let tolerant = prices.fallback { error in
-    ///     error.code == .decodingFailed ? nil : try { throw error }()
+    ///     guard error.code == .decodingFailed else { throw error }
+    ///     return nil  // a value that no longer decodes reads as absent
     /// }
     /// ```
+    ///
+    /// `recover` may throw any error: a `StorageError` is thrown as it is, and any other error
+    /// becomes a `StorageError` with the failed read's code, key and storage, the error as its
+    /// ``StorageError/underlying``.
     @inlinable
     public func fallback(
-        with recover: @escaping @Sendable (StorageError) throws(StorageError) -> Value?
+        with recover: @escaping @Sendable (StorageError) throws -> Value?
     ) -> FallbackStorage<Self> {
-        FallbackStorage(base: self, recover: recover)
+        FallbackStorage(base: self) { (failure) throws(StorageError) in
+            do {
+                return try recover(failure)
+            } catch {
+                throw StorageError.wrapping(
+                    error,
+                    as: failure.code,
+                    key: failure.key,
+                    storage: failure.storage,
+                    message: "the fallback could not recover from: \(failure.message)"
+                )
+            }
+        }
     }
 }

@@ -46,6 +46,40 @@ import Testing
         #expect(error?.code == .io)
     }
 
+    /// The documentation's example, as a user writes it: a closure that throws with no type
+    /// annotation.
+    @Test func recoveryWrittenWithoutAnnotationsRethrowsWhatItDoesNotHandle() async throws {
+        let bytes = MemoryStorage<String, Data>()
+        bytes.set(Data("garbage".utf8), forKey: "stale")
+        let prices = bytes.json(Int.self)
+        let tolerant = prices.fallback { error in
+            guard error.code == .decodingFailed else { throw error }
+            return nil
+        }
+        #expect(try await tolerant.value(forKey: "stale") == nil)
+
+        let failing = FailingStorage<String, Int>(failing: [.read]).fallback { error in
+            guard error.code == .decodingFailed else { throw error }
+            return nil
+        }
+        let error = await #expect(throws: StorageError.self) { try await failing.value(forKey: "a") }
+        #expect(error?.code == .io)
+    }
+
+    /// An error of the app's own becomes a `StorageError` of the failed read, keeping it as the
+    /// underlying error.
+    @Test func anErrorOfAnotherTypeFromTheRecoveryBecomesAStorageErrorOfTheRead() async throws {
+        struct Refused: Error {}
+        let failing = FailingStorage<String, Int>(failing: [.read]).fallback { _ in throw Refused() }
+
+        let error = await #expect(throws: StorageError.self) { try await failing.value(forKey: "a") }
+
+        #expect(error?.code == .io)
+        #expect(error?.key == "a")
+        #expect(error?.underlying is Refused)
+        #expect(error?.message.contains("the fallback could not recover") == true)
+    }
+
     @Test func writesAndKeysGoToTheBase() async throws {
         let storage = MemoryStorage<String, Int>()
         let protected = storage.fallback { _ in nil }

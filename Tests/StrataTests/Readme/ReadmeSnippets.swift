@@ -212,7 +212,7 @@ import Testing
         try await profiles.set(("Ada", 36), forKey: "ada")
 
         let prices = quotes.defaulting(to: 0)  // absent reads as 0; errors still throw
-        let tolerant = quotes.fallback { error throws(StorageError) in  // decide what a failed read returns
+        let tolerant = quotes.fallback { error in  // decide what a failed read returns
             if error.code == .decodingFailed { return nil }
             throw error
         }
