@@ -16,26 +16,38 @@
 /// `update`). Any task may use it.
 public struct AnyStorage<Key: Sendable, Value: Sendable>: Storage {
     @usableFromInline let base: any Storage<Key, Value>
+    /// `base`'s synchronous lookup, made where its type is known, so that a read runs the
+    /// chain's specialized code rather than its generic code through the existential.
+    @usableFromInline let lookUp: @Sendable (Key) throws(StorageError) -> ImmediateLookup<Value>
 
     /// Wraps `base`, hiding its type; an `AnyStorage` is not wrapped twice.
+    @inlinable
     public init(_ base: some Storage<Key, Value>) {
         if let erased = base as? AnyStorage<Key, Value> {
             self = erased
         } else {
             self.base = base
+            self.lookUp = { (key) throws(StorageError) in try base.immediateValue(forKey: key) }
         }
     }
 
     /// Returns the wrapped storage's value for `key`, or `nil` if there is none.
     @inlinable
     public func value(forKey key: Key) async throws(StorageError) -> Value? {
-        try await base.value(forKey: key)
+        // A storage that can answer at once (memory, and chains over it) answers through its
+        // synchronous lookup: an async call through the existential allocates a frame on every
+        // read, about four times the cost of a memory hit.
+        switch try lookUp(key) {
+        case .found(let value): return value
+        case .absent: return nil
+        case .unavailable: return try await base.value(forKey: key)
+        }
     }
 
     /// Asks the wrapped storage for an answer without suspending.
     @inlinable
     public func immediateValue(forKey key: Key) throws(StorageError) -> ImmediateLookup<Value> {
-        try base.immediateValue(forKey: key)
+        try lookUp(key)
     }
 
     /// Returns the wrapped storage's values for `keys`, in one call to it.
@@ -69,26 +81,38 @@ public struct AnyStorage<Key: Sendable, Value: Sendable>: Storage {
 /// Any task may use it.
 public struct AnyUpdatableStorage<Key: Sendable, Value: Sendable>: UpdatableStorage {
     @usableFromInline let base: any UpdatableStorage<Key, Value>
+    /// `base`'s synchronous lookup, made where its type is known, so that a read runs the
+    /// chain's specialized code rather than its generic code through the existential.
+    @usableFromInline let lookUp: @Sendable (Key) throws(StorageError) -> ImmediateLookup<Value>
 
     /// Wraps `base`, hiding its type; an `AnyUpdatableStorage` is not wrapped twice.
+    @inlinable
     public init(_ base: some UpdatableStorage<Key, Value>) {
         if let erased = base as? AnyUpdatableStorage<Key, Value> {
             self = erased
         } else {
             self.base = base
+            self.lookUp = { (key) throws(StorageError) in try base.immediateValue(forKey: key) }
         }
     }
 
     /// Returns the wrapped storage's value for `key`, or `nil` if there is none.
     @inlinable
     public func value(forKey key: Key) async throws(StorageError) -> Value? {
-        try await base.value(forKey: key)
+        // A storage that can answer at once (memory, and chains over it) answers through its
+        // synchronous lookup: an async call through the existential allocates a frame on every
+        // read, about four times the cost of a memory hit.
+        switch try lookUp(key) {
+        case .found(let value): return value
+        case .absent: return nil
+        case .unavailable: return try await base.value(forKey: key)
+        }
     }
 
     /// Asks the wrapped storage for an answer without suspending.
     @inlinable
     public func immediateValue(forKey key: Key) throws(StorageError) -> ImmediateLookup<Value> {
-        try base.immediateValue(forKey: key)
+        try lookUp(key)
     }
 
     /// Returns the wrapped storage's values for `keys`, in one call to it.
