@@ -147,7 +147,10 @@ let package = Package(
         ),
         .target(
             name: "StrataSQLite",
-            dependencies: ["_StrataInternals", "Strata", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "_StrataInternals", "Strata", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .target(
             name: "StrataSQLiteObjects",
@@ -321,6 +324,7 @@ let package = Package(
             dependencies: [
                 "Strata", "StrataSQLite", "StrataSQLiteObjects", "StrataObjects", "StrataTesting", "StrataTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),

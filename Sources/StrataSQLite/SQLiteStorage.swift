@@ -48,7 +48,7 @@ public final class SQLiteStorage: Sendable {
         self.path = path
         self.options = options
         self.counters = StatisticsCounter(
-            observer: StorageObserver.make(storage: "SQLiteStorage", logger: nil, metrics: options.metrics),
+            observer: StorageObserver.make(storage: "SQLiteStorage", logger: options.logger, metrics: options.metrics),
             clock: options.clock
         )
         func invalid(_ message: String) -> StorageError {

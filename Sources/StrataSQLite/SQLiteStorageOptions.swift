@@ -1,5 +1,6 @@
 public import Dispatch
 public import Foundation
+public import Logging
 public import Strata
 
 extension SQLiteStorage {
@@ -50,6 +51,10 @@ extension SQLiteStorage {
         /// reads them, the entries and bytes held; `nil` (the default) reports nothing. The
         /// figures are those of `MemoryStorage` and `DiskStorage`, under the same names.
         public var metrics: StorageMetrics?
+        /// Where to log what a user must hear about: an eviction storm (more than 1,000
+        /// evictions within 10 seconds, at `.warning`, once per window, without keys), as
+        /// `MemoryStorage` and `DiskStorage` log it. `nil`, the default, logs nothing.
+        public var logger: Logger?
 
         /// Creates the default options: no limits, no expiry.
         public init() {}

@@ -1,5 +1,6 @@
 import CoreMetrics
 import Foundation
+import Logging
 import MetricsTestKit
 import Strata
 import StrataSQLite
@@ -50,6 +51,30 @@ import Testing
         #expect(statistics.misses == 2)
         #expect(statistics.countEvictions == 1)
         #expect(statistics.hitRatio == 0.6)
+    }
+
+    /// The logger of `Options.logger` hears of an eviction storm as memory and disk tell it: once
+    /// per window, at `.warning`, naming the storage and never a key.
+    @Test func anEvictionStormIsLoggedOnceWithoutKeys() throws {
+        let (logger, handler) = RecordingLogHandler.logger(level: .info)
+        var options = SQLiteStorage.Options()
+        options.clock = clock
+        options.maximumCount = 1
+        options.logger = logger
+        let storage = try SQLiteStorage(path: folder.path("storm.sqlite"), options: options)
+        var entries: [String: Data] = [:]
+        for index in 0..<1_100 { entries["user-\(index)"] = Data("\(index)".utf8) }
+
+        try storage.setValues(entries)
+
+        #expect(try storage.statistics().countEvictions == 1_099)
+        #expect(handler.entries.count == 1)
+        let entry = try #require(handler.entries.first)
+        #expect(entry.level == .warning)
+        #expect(entry.metadata["storage"] == "SQLiteStorage")
+        #expect(entry.metadata["reason"]?.contains("eviction storm") == true)
+        #expect(entry.metadata["key"] == nil)
+        #expect(!entry.fullText.contains("user-"))
     }
 
     @Test func readingTheStatisticsSetsTheEntriesAndBytesGauges() throws {
