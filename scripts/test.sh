@@ -8,11 +8,12 @@
 #      server pieces, PostgreSQL, AsyncHTTPClient, Hummingbird, Vapor, lifecycle and tracing) and
 #      fails on any compiler warning in our code; then builds the library, tools and examples
 #      again with the default traits only, what `swift run strata demo` and an app build, and
-#      runs the demo; between the two, checks
-#      the public API of every documented module against api/ (scripts/api.sh) and that each
-#      public type is in its catalog's topics (scripts/catalog-topics.sh);
-#   2. runs the whole test suite, every suite of every trait in one bare `swift test` (with
-#      STRATA_POSTGRES_URL set, the default traits are every trait: see Package.swift);
+#      runs the demo; between the two, checks the public API of every documented module against
+#      api/ (scripts/api.sh) and that each public type is in its catalog's topics
+#      (scripts/catalog-topics.sh);
+#   2. runs the whole test suite, every suite of every trait in one `swift test --skip-build` of
+#      what step 1 built (with STRATA_POSTGRES_URL set, the default traits are every trait: see
+#      Package.swift);
 #   3. runs the concurrency stress tests (and the lifecycle and tracing suites) again under
 #      ThreadSanitizer, failing on any report;
 #   4. builds the documentation of every documented module, failing on any DocC warning;
