@@ -499,6 +499,46 @@ func eventually(attempts: Int = 100_000, _ condition: () -> Bool) async -> Bool 
         probe.open()
     }
 
+    /// A `ManualClock` drives a time limit: the request waits while the clock stands still and
+    /// short of the limit, and times out the moment the clock reaches it.
+    @Test func aManualClockDrivesTheLimit() async throws {
+        let probe = SourceProbe(held: true)
+        let clock = ManualClock()
+        let provider = AnyProvider { (id: String) in try await probe.fetch(id) }
+            .timeout(.seconds(5), clock: clock.waits)
+
+        let request = Task { () async throws(StorageError) -> String in try await provider.value(for: "a") }
+        while clock.waitCount == 0 { await Task.yield() }
+        clock.advance(by: .seconds(4))
+        #expect(clock.waitCount == 1, "the limit is not reached at 4 of 5 seconds")
+        clock.advance(by: .seconds(1))
+        let error = await #expect(throws: StorageError.self) { try await request.value }
+
+        #expect(error?.code == .timedOut)
+        #expect(clock.waitCount == 0)
+        probe.open()
+    }
+
+    /// A wait on a `ManualClock` ends when its task is cancelled, registered or not yet.
+    @Test func aWaitOnAManualClockEndsWhenItsTaskIsCancelled() async throws {
+        let clock = ManualClock()
+        let waiting = Task { try await clock.waits.sleep(for: .seconds(60)) }
+        while clock.waitCount == 0 { await Task.yield() }
+        waiting.cancel()
+        await #expect(throws: CancellationError.self) { try await waiting.value }
+        #expect(clock.waitCount == 0)
+
+        let cancelledFirst = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await clock.waits.sleep(for: .seconds(60))
+        }
+        await #expect(throws: CancellationError.self) { try await cancelledFirst.value }
+        #expect(clock.waitCount == 0)
+
+        let done = Task { try await clock.waits.sleep(for: .zero) }
+        try await done.value
+    }
+
     @Test func aFastSourceAnswersWithinTheLimit() async throws {
         let provider = AnyProvider { (id: String) in "fast \(id)" }.timeout(.seconds(30))
 
