@@ -34,9 +34,8 @@ public struct AnyStorage<Key: Sendable, Value: Sendable>: Storage {
     /// Returns the wrapped storage's value for `key`, or `nil` if there is none.
     @inlinable
     public func value(forKey key: Key) async throws(StorageError) -> Value? {
-        // A storage that can answer at once (memory, and chains over it) answers through its
-        // synchronous lookup: an async call through the existential allocates a frame on every
-        // read, about four times the cost of a memory hit.
+        // A storage that can answer at once (memory, and chains over it) answers through
+        // `lookUp`, the chain's specialized code; only the rest pays the existential's async call.
         switch try lookUp(key) {
         case .found(let value): return value
         case .absent: return nil
@@ -99,9 +98,8 @@ public struct AnyUpdatableStorage<Key: Sendable, Value: Sendable>: UpdatableStor
     /// Returns the wrapped storage's value for `key`, or `nil` if there is none.
     @inlinable
     public func value(forKey key: Key) async throws(StorageError) -> Value? {
-        // A storage that can answer at once (memory, and chains over it) answers through its
-        // synchronous lookup: an async call through the existential allocates a frame on every
-        // read, about four times the cost of a memory hit.
+        // A storage that can answer at once (memory, and chains over it) answers through
+        // `lookUp`, the chain's specialized code; only the rest pays the existential's async call.
         switch try lookUp(key) {
         case .found(let value): return value
         case .absent: return nil
