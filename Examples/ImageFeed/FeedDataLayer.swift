@@ -53,7 +53,7 @@ public final class FeedDataLayer: Sendable {
         fileOptions.fileProtection = .completeUntilFirstUserAuthentication  // readable in the background
         let imageFiles = try DiskStorage(folder: "images", in: caches, options: fileOptions)
 
-        let decodedImages = try MemoryStorage<URL, Thumbnail>(
+        let decodedImages = MemoryStorage<URL, Thumbnail>(
             maximumCost: decodedImageBytes,  // 32 MB of pixels by default
             cost: { $0.byteCount },
             memoryPressure: .trimming(keepingOnWarning: 0.25, from: memoryPressure)

@@ -116,7 +116,7 @@ struct ProductServer {
             var options = PostgresStorage.Options(table: try arguments.value("table", default: "products"))
             options.maximumConnectionCount = 8
             let storage = try await PostgresStorage(url: try arguments.value("postgres"), options: options)
-            let memory = try MemoryStorage<String, Data>(maximumCount: 100_000)
+            let memory = MemoryStorage<String, Data>(maximumCount: 100_000)
             let shared = try await storage.sharedCache(in: memory)
             // One upstream call per product however many requests ask at once; the answer is
             // kept in PostgreSQL for every server and in this server's memory.

@@ -11,12 +11,12 @@
 ///     var maxAge: Duration?
 /// }
 ///
-/// let responses = try MemoryStorage<String, Response>(
+/// let responses = MemoryStorage<String, Response>(
 ///     expiry: Expiry { _, response in
 ///         response.maxAge.map(Lifetime.remaining) ?? .unlimited
 ///     }
 /// )
-/// let sessions = try MemoryStorage<String, Data>(expiry: .afterAccess(.seconds(900)))
+/// let sessions = MemoryStorage<String, Data>(expiry: .afterAccess(.seconds(900)))
 /// ```
 ///
 /// Each rule answers a ``Lifetime``: ``Lifetime/unlimited`` for a value that never expires, or

@@ -17,30 +17,27 @@ extension ExpiringStorage {
     /// Run it as a long-lived task of the app:
     ///
     /// ```swift
-    /// let maintenance = Task { try await storage.runMaintenance(every: .seconds(60)) }
+    /// let maintenance = Task { await storage.runMaintenance(every: .seconds(60)) }
     /// // ...
     /// maintenance.cancel()
     /// ```
     ///
     /// A round that fails (a database that is down, say) is retried at the next one; `onError`
-    /// hears of it.
+    /// hears of it. An interval of zero or less is a programmer error: the program stops with a
+    /// message that names it.
     ///
     /// - Parameters:
     ///   - interval: The time between the end of one round and the start of the next; positive.
     ///   - onError: Called with the error of each round that fails; `nil` to ignore them.
-    /// - Throws: `StorageError.Code.invalidConfiguration` for an interval that is not positive,
-    ///   at once; nothing else.
     public func runMaintenance(
         every interval: Duration,
         onError: (@Sendable (StorageError) -> Void)? = nil
-    ) async throws(StorageError) {
-        guard interval > .zero else {
-            throw StorageError(
-                .invalidConfiguration,
-                storage: "\(Self.self)",
-                message: "runMaintenance(every:) needs a positive interval, got \(interval)"
-            )
-        }
+    ) async {
+        ConfigurationRule.require(
+            interval > .zero,
+            "runMaintenance(every:) needs a positive interval, got \(interval)",
+            in: "\(Self.self)"
+        )
         while !Task.isCancelled {
             do throws(StorageError) {
                 _ = try await removeExpired()

@@ -182,7 +182,7 @@ struct Demo: AsyncParsableCommand {
         print("layer, as after a restart, and finds what the first run left in the second layer.")
 
         for run in 1...2 {
-            let memory = try MemoryStorage<String, String>(maximumCount: capacity, timeToLive: .seconds(60))
+            let memory = MemoryStorage<String, String>(maximumCount: capacity, timeToLive: .seconds(60))
             let second = try await makeLayer()
             let profiles = memory.combined(with: second.storage.string()).backed(by: source)
             let callsBefore = source.calls.value

@@ -9,7 +9,7 @@ import _StrataInternals
 /// ```swift
 /// let images = HTTPSource(timeout: .seconds(10), maximumBodyByteCount: 5_000_000)
 ///     .mapValues { data, _ in try Image(decoding: data) }     // validate before caching
-///     .cache(try MemoryStorage<URL, Image>(maximumCount: 200))
+///     .cache(MemoryStorage<URL, Image>(maximumCount: 200))
 ///     .coordinated()
 /// ```
 ///

@@ -8,7 +8,7 @@ public import Strata
 /// `SharedCache` that many servers share.
 ///
 /// ```swift
-/// let sessions = try MemoryStorage<String, Data>(maximumCount: 100_000)
+/// let sessions = MemoryStorage<String, Data>(maximumCount: 100_000)
 /// let persist = StrataPersistDriver(sessions)
 /// router.put("/notes/:id") { request, context -> HTTPResponse.Status in
 ///     let id = try context.parameters.require("id")

@@ -40,15 +40,27 @@ where Object.ID: Codable & Sendable {
 
     /// Opens (creating when needed) an archive in the folder at `url`.
     ///
-    /// - Throws: `StorageError.Code.invalidConfiguration` for a limit that is not positive, or
-    ///   what `DiskStorage` throws when it opens the folder.
+    /// A limit of zero or less is a programmer error: the program stops with a message that
+    /// names it.
+    ///
+    /// - Throws: What `DiskStorage` throws when it opens the folder.
     public init(
         url: URL,
         maximumMemoryByteCount: Int = 1 << 20,
         maximumDiskByteCount: Int = 2 << 20,
         clock: any StorageClock = SystemClock()
     ) throws(StorageError) {
-        memory = try MemoryStorage(
+        ConfigurationRule.require(
+            maximumMemoryByteCount > 0,
+            "maximumMemoryByteCount must be positive, got \(maximumMemoryByteCount)",
+            in: "ObjectArchive"
+        )
+        ConfigurationRule.require(
+            maximumDiskByteCount > 0,
+            "maximumDiskByteCount must be positive, got \(maximumDiskByteCount)",
+            in: "ObjectArchive"
+        )
+        memory = MemoryStorage(
             maximumCost: maximumMemoryByteCount,
             evictionPolicy: .leastRecentlyUsed,
             clock: clock,

@@ -124,17 +124,15 @@ public final class PostgresStorage: Sendable {
                     "the table name '\(options.table)' is not lowercase letters, digits and underscores (at most 48), or is a word PostgreSQL reserves"
             )
         }
-        if let error = StorageError.checkingLimits(
+        ConfigurationRule.requireUsableLimits(
             of: "PostgresStorage",
             maximumCount: nil,
             maximumCost: nil,
             timeToLive: options.timeToLive,
             expiry: options.expiry
-        ) {
-            throw error
-        }
+        )
         if let problem = options.expiry?.problemWithoutReadRules(in: "PostgresStorage") {
-            throw StorageError(.invalidConfiguration, storage: "PostgresStorage", message: problem)
+            ConfigurationRule.require(false, problem, in: "PostgresStorage")
         }
     }
 
@@ -187,8 +185,9 @@ public final class PostgresStorage: Sendable {
     /// try await group.run()
     /// ```
     ///
-    /// - Throws: `StorageError.Code.invalidConfiguration` for a table name or time to live it
-    ///   cannot use. Errors reaching the server come from the first operation, as from
+    /// - Throws: `StorageError.Code.invalidConfiguration` for a table name it cannot use (a time
+    ///   to live of zero or less, or one beside `expiry`, stops the program as a programmer
+    ///   error). Errors reaching the server come from the first operation, as from
     ///   ``init(url:options:)``.
     public init(client: PostgresClient, options: Options = Options()) throws(StorageError) {
         try Self.validate(options)

@@ -62,9 +62,12 @@ public final class SharedCache: Sendable {
     ///     interval on the channel.
     ///   - onInvalidation: Called (on the listening task) after each invalidation was applied to
     ///     memory; for statistics and tests.
-    /// - Throws: `StorageError.Code.invalidConfiguration` when the storage's pool allows fewer
-    ///   than two connections (listening keeps one for itself, so reads and writes would wait for
-    ///   ever); `StorageError.Code.io` when listening could not start within the storage's
+    ///
+    /// A heartbeat interval of zero or less, or a storage whose pool allows fewer than two
+    /// connections (listening keeps one for itself, so reads and writes would wait for ever), is
+    /// a programmer error: the program stops with a message that names it.
+    ///
+    /// - Throws: `StorageError.Code.io` when listening could not start within the storage's
     ///   ``PostgresStorage/Options/operationTimeout``.
     public init(
         memory: MemoryStorage<String, Data>,
@@ -72,22 +75,18 @@ public final class SharedCache: Sendable {
         heartbeatInterval: Duration = .seconds(2),
         onInvalidation: (@Sendable (Invalidation) -> Void)? = nil
     ) async throws(StorageError) {
-        guard heartbeatInterval > .zero else {
-            throw StorageError(
-                .invalidConfiguration,
-                storage: "SharedCache",
-                message: "the heartbeat interval must be positive, got \(heartbeatInterval)"
-            )
-        }
-        guard storage.options.maximumConnectionCount >= 2 else {
-            throw StorageError(
-                .invalidConfiguration,
-                storage: "SharedCache",
-                message: "a SharedCache needs a storage with maximumConnectionCount of at least 2 (one listens for "
-                    + "other processes' changes, the others read and write); this one allows "
-                    + "\(storage.options.maximumConnectionCount)"
-            )
-        }
+        ConfigurationRule.require(
+            heartbeatInterval > .zero,
+            "the heartbeat interval must be positive, got \(heartbeatInterval)",
+            in: "SharedCache"
+        )
+        ConfigurationRule.require(
+            storage.options.maximumConnectionCount >= 2,
+            "a SharedCache needs a storage with maximumConnectionCount of at least 2 (one listens for "
+                + "other processes' changes, the others read and write); this one allows "
+                + "\(storage.options.maximumConnectionCount)",
+            in: "SharedCache"
+        )
         self.memory = memory
         self.storage = storage
         let state = SharedCacheListener(

@@ -42,8 +42,10 @@ public final class SQLiteStorage: Sendable {
     ///
     /// - Throws: `StorageError` code `StorageError.Code.corrupted` when the file is not a
     ///   SQLite database or is damaged, `StorageError.Code.unsupported` when a newer version of
-    ///   Strata wrote it, `StorageError.Code.invalidConfiguration` for an option out of range,
-    ///   `StorageError.Code.io` when it cannot be opened or created.
+    ///   Strata wrote it, `StorageError.Code.io` when it cannot be opened or created. An option out
+    ///   of range (a limit, a time to live or `maximumReaderCount` below 1, `timeToLive` beside
+    ///   `expiry`, an `expiry` with an `afterRead` rule) is a programmer error: the program stops
+    ///   with a message that names it.
     public init(path: String, options: Options = Options()) throws(StorageError) {
         self.path = path
         self.options = options
@@ -51,26 +53,23 @@ public final class SQLiteStorage: Sendable {
             observer: StorageObserver.make(storage: "SQLiteStorage", logger: options.logger, metrics: options.metrics),
             clock: options.clock
         )
-        func invalid(_ message: String) -> StorageError {
-            StorageError(.invalidConfiguration, storage: "SQLiteStorage", message: message)
-        }
-        if let error = StorageError.checkingLimits(
+        ConfigurationRule.requireUsableLimits(
             of: "SQLiteStorage",
             maximumCount: options.maximumCount,
             maximumCost: options.maximumByteCount,
             timeToLive: options.timeToLive,
             expiry: options.expiry
-        ) {
-            throw error
-        }
+        )
         if let expiry = options.expiry, expiry.idleTime == nil,
             let problem = expiry.problemWithoutReadRules(in: "SQLiteStorage")
         {
-            throw invalid(problem)
+            ConfigurationRule.require(false, problem, in: "SQLiteStorage")
         }
-        if options.maximumReaderCount < 1 {
-            throw invalid("maximumReaderCount must be at least 1, got \(options.maximumReaderCount)")
-        }
+        ConfigurationRule.require(
+            options.maximumReaderCount >= 1,
+            "maximumReaderCount must be at least 1, got \(options.maximumReaderCount)",
+            in: "SQLiteStorage"
+        )
         var configuration = Configuration()
         configuration.label = "Strata.SQLiteStorage"
         configuration.busyMode = .timeout(options.busyTimeout.timeInterval)

@@ -25,11 +25,19 @@ public struct MaintenanceService<Base: ExpiringStorage>: Service {
 
     /// A service that removes `storage`'s expired values every `interval`.
     ///
+    /// An interval of zero or less is a programmer error: the program stops with a message that
+    /// names it.
+    ///
     /// - Parameters:
     ///   - storage: The storage whose expired values are removed.
-    ///   - interval: Positive; ``run()`` throws `StorageError.Code.invalidConfiguration` otherwise.
+    ///   - interval: The time between the end of one round and the start of the next; positive.
     ///   - onError: Called with the error of each round that fails; `nil` to ignore them.
     public init(_ storage: Base, every interval: Duration, onError: (@Sendable (StorageError) -> Void)? = nil) {
+        ConfigurationRule.require(
+            interval > .zero,
+            "the interval between rounds must be positive, got \(interval)",
+            in: "MaintenanceService"
+        )
         self.storage = storage
         self.interval = interval
         self.onError = onError
@@ -38,16 +46,7 @@ public struct MaintenanceService<Base: ExpiringStorage>: Service {
     /// Removes expired values every ``interval`` until the group shuts down gracefully or the
     /// task is cancelled, then returns. A graceful shutdown ends the wait for the next round; a
     /// round in progress finishes first.
-    ///
-    /// - Throws: `StorageError.Code.invalidConfiguration` for an interval that is not positive.
     public func run() async throws {
-        guard interval > .zero else {
-            throw StorageError(
-                .invalidConfiguration,
-                storage: "MaintenanceService",
-                message: "the interval between rounds must be positive, got \(interval)"
-            )
-        }
         let interval = interval
         while !Task.isCancelled && !Task.isShuttingDownGracefully {
             do throws(StorageError) {

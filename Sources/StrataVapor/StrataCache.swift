@@ -12,7 +12,7 @@ public import Vapor
 /// Install it with `app.caches.use(.strata(storage))` and use Vapor's API:
 ///
 /// ```swift
-/// app.caches.use(.strata(try MemoryStorage<String, Data>(maximumCount: 10_000)))
+/// app.caches.use(.strata(MemoryStorage<String, Data>(maximumCount: 10_000)))
 /// app.get("greeting") { request async throws -> String in
 ///     if let cached = try await request.cache.get("greeting", as: String.self) { return cached }
 ///     try await request.cache.set("greeting", to: "hello", expiresIn: .minutes(5))
@@ -157,7 +157,7 @@ extension Application.Caches.Provider {
     /// ``StrataCache``.
     ///
     /// ```swift
-    /// app.caches.use(.strata(try MemoryStorage<String, Data>(maximumCount: 10_000)))
+    /// app.caches.use(.strata(MemoryStorage<String, Data>(maximumCount: 10_000)))
     /// ```
     public static func strata<Base: LifetimeStorage>(
         _ storage: Base

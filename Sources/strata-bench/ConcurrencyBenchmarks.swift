@@ -63,8 +63,8 @@ extension Benchmark {
 
     private static func unsharedFigure(tasks: Int) -> Benchmark {
         Benchmark(name: unsharedName(tasks: tasks), baseline: "unshared-dictionary") {
-            let storages = try (0..<tasks).map { _ in
-                let storage = try MemoryStorage<Int, Int>(maximumCount: concurrentEntries)
+            let storages = (0..<tasks).map { _ in
+                let storage = MemoryStorage<Int, Int>(maximumCount: concurrentEntries)
                 for key in 0..<concurrentEntries { storage.set(key, forKey: key) }
                 return storage
             }
@@ -95,7 +95,7 @@ extension Benchmark {
 
     private static func concurrentFigure(tasks: Int, writeShare: Double) -> Benchmark {
         Benchmark(name: concurrentName(tasks: tasks, mixed: writeShare > 0), baseline: LockedIntDictionary.name) {
-            let storage = try MemoryStorage<Int, Int>(maximumCount: concurrentEntries)
+            let storage = MemoryStorage<Int, Int>(maximumCount: concurrentEntries)
             let dictionary = LockedIntDictionary()
             for key in 0..<concurrentEntries {
                 storage.set(key, forKey: key)

@@ -35,7 +35,7 @@ enum FootprintCommand {
         print("----------------- ---------------- ----------------")
         for (name, policy) in Benchmark.policies {
             do {
-                let make = { try MemoryStorage<Int, Int>(maximumCount: limit, evictionPolicy: policy) }
+                let make = { MemoryStorage<Int, Int>(maximumCount: limit, evictionPolicy: policy) }
                 print(row(name, try bytesPerEntry(entries: limit / 100, make), try bytesPerEntry(entries: limit, make)))
             } catch {
                 FileHandle.standardError.write(Data("strata-bench footprint: \(name): \(error)\n".utf8))

@@ -272,12 +272,7 @@ enum HitRateCommand {
     /// The hit ratio of a cache of `capacity` entries evicting by `policy` on `keys`, read and, on a
     /// miss, written.
     static func hitRatio(of keys: [Int], policy: EvictionPolicy, capacity: Int) -> Double {
-        let cache: MemoryStorage<Int, Int>
-        do {
-            cache = try MemoryStorage<Int, Int>(maximumCount: capacity, evictionPolicy: policy)
-        } catch {
-            preconditionFailure("a positive capacity is valid: \(error)")
-        }
+        let cache = MemoryStorage<Int, Int>(maximumCount: capacity, evictionPolicy: policy)
         var hits = 0
         for key in keys {
             if cache.value(forKey: key) != nil {

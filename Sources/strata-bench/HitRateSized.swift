@@ -75,16 +75,11 @@ enum SizedHitRate {
 
     /// Reads each key and, on a miss, writes it with its size as its cost.
     static func ratios(of keys: [Int], policy: EvictionPolicy, maximumCost: Int) -> (Double, Double) {
-        let cache: MemoryStorage<Int, Int>
-        do {
-            cache = try MemoryStorage<Int, Int>(
-                maximumCost: maximumCost,
-                evictionPolicy: policy,
-                cost: { size(ofKey: $0) }
-            )
-        } catch {
-            preconditionFailure("a positive cost limit is valid: \(error)")
-        }
+        let cache = MemoryStorage<Int, Int>(
+            maximumCost: maximumCost,
+            evictionPolicy: policy,
+            cost: { size(ofKey: $0) }
+        )
         var hits = 0
         var hitBytes = 0
         var totalBytes = 0

@@ -31,8 +31,8 @@ extension Benchmark {
     private static func pressurePair(
         _ data: DataSet
     ) throws -> (listening: MemoryStorage<String, Data>, ignoring: MemoryStorage<String, Data>) {
-        let listening = try MemoryStorage<String, Data>(memoryPressure: .trimming())
-        let ignoring = try MemoryStorage<String, Data>(memoryPressure: .ignored)
+        let listening = MemoryStorage<String, Data>(memoryPressure: .trimming())
+        let ignoring = MemoryStorage<String, Data>(memoryPressure: .ignored)
         for (key, value) in zip(data.keys, data.values) {
             listening.set(value, forKey: key)
             ignoring.set(value, forKey: key)
@@ -101,7 +101,7 @@ extension Benchmark {
         Benchmark(name: "memory.get.hit.idle", baseline: MutexDictionary.name) {
             let data = DataSet.standard
             let storage = MemoryStorage<String, Data>.filled(with: data)
-            let idle = try MemoryStorage<String, Data>(expiry: .afterAccess(.seconds(3600)))
+            let idle = MemoryStorage<String, Data>(expiry: .afterAccess(.seconds(3600)))
             for (key, value) in zip(data.keys, data.values) { idle.set(value, forKey: key) }
             let dictionary = MutexDictionary.filled(with: data)
             let probes = data.randomIndices(memoryOperations).map { data.keys[$0] }

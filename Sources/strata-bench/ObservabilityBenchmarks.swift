@@ -16,7 +16,7 @@ extension Benchmark {
             let data = DataSet.standard
             let metrics = StorageMetrics(prefix: "bench", factory: NOOPMetricsHandler.instance)
             // `filled(with:)` builds an unobserved storage; this one is filled the same way.
-            let storage = try MemoryStorage<String, Data>(metrics: metrics)
+            let storage = MemoryStorage<String, Data>(metrics: metrics)
             for (key, value) in zip(data.keys, data.values) {
                 storage.set(value, forKey: key)
             }

@@ -27,7 +27,7 @@ extension Benchmark {
     static func memoryGetHit(policy: EvictionPolicy, named name: String) -> Benchmark {
         Benchmark(name: "memory.get.hit.\(name)", baseline: MutexDictionary.name) {
             let data = DataSet.standard
-            let storage = try MemoryStorage<String, Data>(maximumCount: data.count, evictionPolicy: policy)
+            let storage = MemoryStorage<String, Data>(maximumCount: data.count, evictionPolicy: policy)
             for (key, value) in zip(data.keys, data.values) {
                 storage.set(value, forKey: key)
             }
@@ -54,7 +54,7 @@ extension Benchmark {
     ) -> Benchmark {
         Benchmark(name: name, baseline: MutexDictionary.name) {
             let data = DataSet.standard
-            let storage = try MemoryStorage<String, Data>(
+            let storage = MemoryStorage<String, Data>(
                 maximumCount: evictingCount,
                 timeToLive: timeToLive,
                 evictionPolicy: policy
@@ -69,7 +69,7 @@ extension Benchmark {
             }
             var reference: (name: String, round: Workloads.Round)?
             if timeToLive != nil {
-                let plain = try MemoryStorage<String, Data>(maximumCount: evictingCount, evictionPolicy: policy)
+                let plain = MemoryStorage<String, Data>(maximumCount: evictingCount, evictionPolicy: policy)
                 reference = ("memory.set.evicting", { setAll(into: plain) })
             }
             return Workloads(

@@ -43,7 +43,7 @@ import _StrataInternals
     func aCacheRefusesAURLItCannotFetchAndStoresNothing(_ text: String) async throws {
         let url = try #require(URL(string: text))
         let transport = CountingTransport()
-        let records = try MemoryStorage<URL, HTTPCacheRecord>(maximumCount: 10)
+        let records = MemoryStorage<URL, HTTPCacheRecord>(maximumCount: 10)
         let cache = HTTPSource(transport: transport).cache(in: records)
 
         let error = await #expect(throws: StorageError.self) { try await cache.value(for: url) }

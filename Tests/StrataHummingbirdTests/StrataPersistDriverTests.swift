@@ -41,7 +41,7 @@ import Testing
     static func make(_ kind: Kind, timeToLive: Duration? = nil) async throws -> Made {
         switch kind {
         case .memory:
-            return Made(try MemoryStorage<String, Data>(timeToLive: timeToLive), dispose: {})
+            return Made(MemoryStorage<String, Data>(timeToLive: timeToLive), dispose: {})
         case .disk:
             let folder = try TemporaryFolder()
             var options = DiskStorage.Options()
@@ -360,7 +360,7 @@ import Testing
         let clock = ManualClock()
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let memory = try MemoryStorage<String, Data>(clock: clock)
+        let memory = MemoryStorage<String, Data>(clock: clock)
         var options = DiskStorage.Options()
         options.clock = clock
         let disk = try DiskStorage(url: folder.url, options: options)
@@ -381,7 +381,7 @@ import Testing
 
     @Test func expiredValuesAreGoneAndCreateMayReuseTheirKey() async throws {
         let clock = ManualClock()
-        let persist = StrataPersistDriver(try MemoryStorage<String, Data>(clock: clock))
+        let persist = StrataPersistDriver(MemoryStorage<String, Data>(clock: clock))
 
         try await persist.create(key: "code", value: 1234, expires: .seconds(60))
         await #expect(throws: PersistError.duplicate) {

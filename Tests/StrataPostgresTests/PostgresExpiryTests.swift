@@ -1,5 +1,6 @@
 #if Postgres
 import Foundation
+import PostgresNIO
 import Strata
 import StrataPostgres
 import StrataTestSupport
@@ -83,7 +84,7 @@ import Testing
             $0.clock = clock
             $0.expiry = Self.byFirstByte
         }
-        let memory = try MemoryStorage<String, Data>(timeToLive: .seconds(60), clock: clock)
+        let memory = MemoryStorage<String, Data>(timeToLive: .seconds(60), clock: clock)
         let cache = try await storage.sharedCache(in: memory)
         try await cache.set(Data([5]), forKey: "set")
         try await cache.setValues([("bulk", Data([7]))])
@@ -106,7 +107,7 @@ import Testing
         let storage = try await PostgresTestServer.storage { $0.clock = clock }
         let writer = try await PostgresTestServer.storage(table: storage.options.table) { $0.clock = clock }
         // No lifetime of its own: before, a row read into it stayed for ever.
-        let memory = try MemoryStorage<String, Data>(clock: clock)
+        let memory = MemoryStorage<String, Data>(clock: clock)
         let invalidations = SharedCacheTests.Invalidations()
         let cache = try await storage.sharedCache(in: memory, onInvalidation: { invalidations.continuation.yield($0) })
         try await writer.set(Data("token".utf8), forKey: "session", timeToLive: .seconds(1))
@@ -129,28 +130,34 @@ import Testing
         await PostgresTestServer.dispose(storage)
     }
 
-    @Test func rulesForReadsAndTwoLifetimesAreRefused() async throws {
-        let url = try PostgresTestServer.url()
-        func problem(_ change: (inout PostgresStorage.Options) -> Void) async -> String? {
-            var options = PostgresStorage.Options(table: PostgresTestServer.uniqueTable())
-            change(&options)
-            do {
-                let storage = try await PostgresStorage(url: url, options: options)
-                await PostgresTestServer.dispose(storage)
-                return nil
-            } catch {
-                #expect(error.code == .invalidConfiguration)
-                return error.message
-            }
+    /// Each child makes its storage over a client that never runs: the options stop it before
+    /// any connection.
+    @Test func rulesForReadsAndTwoLifetimesStop() async {
+        let idle = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let client = PostgresClient(
+                configuration: try PostgresStorage.configuration(from: "postgres://a@127.0.0.1:1/b")
+            )
+            var options = PostgresStorage.Options(table: "sessions")
+            options.expiry = .afterAccess(.seconds(60))
+            _ = try PostgresStorage(client: client, options: options)
+        }
+        let both = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let client = PostgresClient(
+                configuration: try PostgresStorage.configuration(from: "postgres://a@127.0.0.1:1/b")
+            )
+            var options = PostgresStorage.Options(table: "sessions", timeToLive: .seconds(5))
+            options.expiry = PostgresExpiryTests.byFirstByte
+            _ = try PostgresStorage(client: client, options: options)
         }
 
-        let idle = await problem { $0.expiry = .afterAccess(.seconds(60)) }
-        #expect(idle?.contains("cannot renew lifetimes on reads") == true)
-        let both = await problem {
-            $0.timeToLive = .seconds(5)
-            $0.expiry = Self.byFirstByte
-        }
-        #expect(both?.contains("not both") == true)
+        expectStop(
+            idle?.standardErrorContent,
+            saying: "PostgresStorage: PostgresStorage cannot renew lifetimes on reads"
+        )
+        expectStop(
+            both?.standardErrorContent,
+            saying: "PostgresStorage: give timeToLive (5.0 seconds) or expiry, not both"
+        )
     }
 }
 #endif

@@ -37,13 +37,13 @@ import Testing
         for index in 0..<20 { try await storage.set(Data("v".utf8), forKey: "k\(index)", timeToLive: .seconds(1)) }
         clock.advance(by: .seconds(2))
 
-        let maintenance = Task { try await storage.runMaintenance(every: .milliseconds(20)) }
+        let maintenance = Task { await storage.runMaintenance(every: .milliseconds(20)) }
         let deadline = ContinuousClock.now + .seconds(20)
         while try await storage.statistics().count > 0, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }
         maintenance.cancel()
-        try await maintenance.value
+        await maintenance.value
 
         #expect(try await storage.statistics().count == 0)
         await PostgresTestServer.dispose(storage)
@@ -82,7 +82,7 @@ import Testing
     @Test func aSharedCacheUpdateKeepsTheValueInMemoryNoLongerThanItLives() async throws {
         let clock = ManualClock()
         let storage = try await PostgresTestServer.storage { $0.clock = clock }
-        let memory = try MemoryStorage<String, Data>(timeToLive: .seconds(60), clock: clock)
+        let memory = MemoryStorage<String, Data>(timeToLive: .seconds(60), clock: clock)
         let cache = try await storage.sharedCache(in: memory)
         try await cache.set(Data("v1".utf8), forKey: "token", timeToLive: .seconds(10))
         clock.advance(by: .seconds(4))

@@ -132,17 +132,22 @@ import Testing
         await PostgresTestServer.dispose(reader)
     }
 
+    /// The child's storage is over a client that never runs: the interval stops it before any
+    /// connection.
     @Test(arguments: [Duration.zero, .milliseconds(-1), .seconds(-60)])
-    func aHeartbeatIntervalThatIsNotPositiveIsRefused(interval: Duration) async throws {
-        let storage = try await PostgresTestServer.storage()
-
-        let error = await #expect(throws: StorageError.self) {
-            try await storage.sharedCache(heartbeatInterval: interval)
+    func aHeartbeatIntervalThatIsNotPositiveStops(interval: Duration) async {
+        let stopped = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [interval] in
+            let client = PostgresClient(
+                configuration: try PostgresStorage.configuration(from: "postgres://a@127.0.0.1:1/b")
+            )
+            let storage = try PostgresStorage(client: client, options: .init(table: "sessions"))
+            _ = try await storage.sharedCache(heartbeatInterval: interval)
         }
 
-        #expect(error?.code == .invalidConfiguration)
-        #expect(error?.message.contains("heartbeat interval") == true)
-        await PostgresTestServer.dispose(storage)
+        expectStop(
+            stopped?.standardErrorContent,
+            saying: "SharedCache: the heartbeat interval must be positive, got \(interval)"
+        )
     }
 
     /// On a healthy connection the beats come back, and the cache keeps using memory: the
@@ -317,16 +322,20 @@ import Testing
         await PostgresTestServer.dispose(reader)
     }
 
-    @Test func aStorageWithOneConnectionIsRefusedSayingWhyInsteadOfTimingOut() async throws {
-        let storage = try await PostgresTestServer.storage { $0.maximumConnectionCount = 1 }
-        let started = ContinuousClock.now
+    @Test func aStorageWithOneConnectionStopsSayingWhyInsteadOfTimingOut() async {
+        let stopped = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let client = PostgresClient(
+                configuration: try PostgresStorage.configuration(from: "postgres://a@127.0.0.1:1/b")
+            )
+            var options = PostgresStorage.Options(table: "sessions")
+            options.maximumConnectionCount = 1
+            _ = try await PostgresStorage(client: client, options: options).sharedCache()
+        }
 
-        let error = await #expect(throws: StorageError.self) { try await storage.sharedCache() }
-
-        #expect(error?.code == .invalidConfiguration)
-        #expect(error?.message.contains("maximumConnectionCount of at least 2") == true, "\(String(describing: error))")
-        #expect(ContinuousClock.now - started < storage.options.operationTimeout, "refused, not timed out")
-        await PostgresTestServer.dispose(storage)
+        expectStop(
+            stopped?.standardErrorContent,
+            saying: "SharedCache: a SharedCache needs a storage with maximumConnectionCount of at least 2"
+        )
     }
 
     @Test func ownWritesKeepMemoryWarm() async throws {

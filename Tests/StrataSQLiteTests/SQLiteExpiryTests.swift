@@ -96,29 +96,34 @@ import Testing
         #expect(try await storage.value(forKey: "read") == nil)
     }
 
-    @Test func rulesTheDatabaseCannotKeepAreRefused() throws {
-        let folder = try TemporaryFolder()
-        func problem(_ change: (inout SQLiteStorage.Options) -> Void) -> String? {
+    @Test func rulesTheDatabaseCannotKeepStop() async {
+        let onReads = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             var options = SQLiteStorage.Options()
-            change(&options)
-            do {
-                _ = try SQLiteStorage(path: folder.path("refused.sqlite"), options: options)
-                return nil
-            } catch {
-                #expect(error.code == .invalidConfiguration)
-                return error.message
-            }
+            options.expiry = Expiry(afterCreate: { _, _ in .unlimited }, afterRead: { _, _, current in current })
+            _ = try SQLiteStorage(path: "/nonexistent/refused.sqlite", options: options)
+        }
+        let both = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            var options = SQLiteStorage.Options(timeToLive: .seconds(5))
+            options.expiry = .afterWrite(.seconds(5))
+            _ = try SQLiteStorage(path: "/nonexistent/refused.sqlite", options: options)
+        }
+        let idle = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            var options = SQLiteStorage.Options()
+            options.expiry = .afterAccess(.seconds(-1))
+            _ = try SQLiteStorage(path: "/nonexistent/refused.sqlite", options: options)
         }
 
-        let onReads = problem {
-            $0.expiry = Expiry(afterCreate: { _, _ in .unlimited }, afterRead: { _, _, current in current })
-        }
-        #expect(onReads?.contains("cannot renew lifetimes on reads") == true)
-        let both = problem {
-            $0.timeToLive = .seconds(5)
-            $0.expiry = .afterWrite(.seconds(5))
-        }
-        #expect(both?.contains("not both") == true)
-        #expect(problem { $0.expiry = .afterAccess(.seconds(-1)) }?.contains("must be positive") == true)
+        expectStop(
+            onReads?.standardErrorContent,
+            saying: "SQLiteStorage: SQLiteStorage cannot renew lifetimes on reads"
+        )
+        expectStop(
+            both?.standardErrorContent,
+            saying: "SQLiteStorage: give timeToLive (5.0 seconds) or expiry, not both"
+        )
+        expectStop(
+            idle?.standardErrorContent,
+            saying: "SQLiteStorage: the idle time of Expiry.afterAccess must be positive, got -1.0 seconds"
+        )
     }
 }

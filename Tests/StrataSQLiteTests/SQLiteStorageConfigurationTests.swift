@@ -34,16 +34,14 @@ import Testing
         #expect(!defaults.pool.configuration.observesSuspensionNotifications)
     }
 
-    @Test func noReaderIsAnInvalidConfiguration() {
-        var options = SQLiteStorage.Options()
-        options.maximumReaderCount = 0
-
-        let error = #expect(throws: StorageError.self) {
-            try SQLiteStorage(path: folder.path("none.sqlite"), options: options)
+    @Test func noReaderStops() async {
+        let stopped = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            var options = SQLiteStorage.Options()
+            options.maximumReaderCount = 0
+            _ = try SQLiteStorage(path: "/nonexistent/none.sqlite", options: options)
         }
 
-        #expect(error?.code == .invalidConfiguration)
-        #expect(error?.message.contains("maximumReaderCount") == true)
+        expectStop(stopped?.standardErrorContent, saying: "SQLiteStorage: maximumReaderCount must be at least 1, got 0")
     }
 
     @Test func aSuspendedStorageStillReadsRefusesWritesClearlyAndWritesAfterResuming() throws {

@@ -198,20 +198,35 @@ import Testing
     }
 
     @Test(arguments: [-1, 0])
-    func nonPositiveLimitsAreRejected(limit: Int) {
-        #expect {
-            _ = try open(SQLiteStorage.Options(maximumCount: limit))
-        } throws: { error in
-            (error as? StorageError)?.code == .invalidConfiguration
+    func nonPositiveLimitsStop(limit: Int) async {
+        let count = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [limit] in
+            _ = try SQLiteStorage(
+                path: "/nonexistent/limits.sqlite",
+                options: SQLiteStorage.Options(maximumCount: limit)
+            )
         }
-        let bytes = #expect(throws: StorageError.self) { try open(SQLiteStorage.Options(maximumByteCount: limit)) }
-        #expect(bytes?.code == .invalidConfiguration)
-        #expect(bytes?.message.contains("maximumByteCount must be positive") == true)
-        let lifetime = #expect(throws: StorageError.self) {
-            try open(SQLiteStorage.Options(timeToLive: .seconds(Int64(limit))))
+        let bytes = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [limit] in
+            _ = try SQLiteStorage(
+                path: "/nonexistent/limits.sqlite",
+                options: SQLiteStorage.Options(maximumByteCount: limit)
+            )
         }
-        #expect(lifetime?.code == .invalidConfiguration)
-        #expect(lifetime?.message.contains("timeToLive must be positive") == true)
+        let lifetime = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [limit] in
+            _ = try SQLiteStorage(
+                path: "/nonexistent/limits.sqlite",
+                options: SQLiteStorage.Options(timeToLive: .seconds(Int64(limit)))
+            )
+        }
+
+        expectStop(count?.standardErrorContent, saying: "SQLiteStorage: maximumCount must be positive, got \(limit)")
+        expectStop(
+            bytes?.standardErrorContent,
+            saying: "SQLiteStorage: maximumByteCount must be positive, got \(limit)"
+        )
+        expectStop(
+            lifetime?.standardErrorContent,
+            saying: "SQLiteStorage: timeToLive must be positive, got \(Duration.seconds(limit))"
+        )
     }
 
     // MARK: Batches

@@ -127,14 +127,18 @@ import _StrataInternals
         #expect(error?.message.contains("table name") == true)
     }
 
-    @Test func aStorageOverTheAppsClientRefusesATimeToLiveThatHasRunOut() throws {
-        let client = PostgresClient(
-            configuration: try PostgresStorage.configuration(from: "postgres://a@127.0.0.1:1/b")
-        )
-        let error = #expect(throws: StorageError.self) {
-            try PostgresStorage(client: client, options: .init(table: "sessions", timeToLive: .seconds(-1)))
+    @Test func aStorageOverTheAppsClientStopsOnATimeToLiveThatHasRunOut() async {
+        let stopped = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let client = PostgresClient(
+                configuration: try PostgresStorage.configuration(from: "postgres://a@127.0.0.1:1/b")
+            )
+            _ = try PostgresStorage(client: client, options: .init(table: "sessions", timeToLive: .seconds(-1)))
         }
-        #expect(error?.code == .invalidConfiguration)
+
+        expectStop(
+            stopped?.standardErrorContent,
+            saying: "PostgresStorage: timeToLive must be positive, got -1.0 seconds"
+        )
     }
 
     @Test func aTableThatIsMissingFailsTheFirstOperationAndTheNextTriesAgain() async throws {
@@ -234,7 +238,7 @@ import _StrataInternals
 
     @Test func maintenanceRemovesExpiredValuesUntilTheGroupShutsDown() async throws {
         let clock = ManualClock()
-        let storage = try MemoryStorage<String, Int>(timeToLive: .seconds(60), clock: clock)
+        let storage = MemoryStorage<String, Int>(timeToLive: .seconds(60), clock: clock)
         for index in 0..<100 { storage.set(index, forKey: "k\(index)") }
         clock.advance(by: .seconds(61))
         #expect(storage.count == 100)
@@ -268,13 +272,15 @@ import _StrataInternals
         #expect(ContinuousClock.now - start < .seconds(60))
     }
 
-    @Test func maintenanceWithAnIntervalThatIsNotPositiveFailsAtOnce() async throws {
-        let storage = MemoryStorage<String, Int>()
-        await #expect {
-            try await MaintenanceService(storage, every: .zero).run()
-        } throws: { error in
-            (error as? StorageError)?.code == .invalidConfiguration
+    @Test func maintenanceWithAnIntervalThatIsNotPositiveStopsAtOnce() async {
+        let stopped = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = MaintenanceService(MemoryStorage<String, Int>(), every: .zero)
         }
+
+        expectStop(
+            stopped?.standardErrorContent,
+            saying: "MaintenanceService: the interval between rounds must be positive, got 0.0 seconds"
+        )
     }
 }
 

@@ -19,7 +19,7 @@ import Testing
 
         init(clock: ManualClock, timeToLive: Duration? = nil) throws {
             folder = try TemporaryFolder()
-            memory = try MemoryStorage<String, Data>(timeToLive: timeToLive, clock: clock)
+            memory = MemoryStorage<String, Data>(timeToLive: timeToLive, clock: clock)
             var options = DiskStorage.Options()
             options.clock = clock
             options.timeToLive = timeToLive
@@ -72,7 +72,7 @@ import Testing
 
     @Test func shardsKeepEachValuesLifetimeAndRemoveTheirExpiredValues() async throws {
         let clock = ManualClock()
-        let shards = try (0..<3).map { _ in try MemoryStorage<String, Data>(clock: clock) }
+        let shards = (0..<3).map { _ in MemoryStorage<String, Data>(clock: clock) }
         let storage = sharded(across: shards)
         for index in 0..<30 {
             try await storage.set(Data([UInt8(index)]), forKey: "k\(index)", timeToLive: .seconds(index < 10 ? 1 : 100))
@@ -86,7 +86,7 @@ import Testing
 
     @Test func aSingleKeyAndADefaultKeepTheLifetimeOfWhatIsStored() async throws {
         let clock = ManualClock()
-        let memory = try MemoryStorage<String, Int>(clock: clock)
+        let memory = MemoryStorage<String, Int>(clock: clock)
         let score = memory.singleKey("score")
         let counts = memory.defaulting(to: 0)
 
@@ -116,8 +116,8 @@ import Testing
 
     @Test func aBackedStorageRemovesTheExpiredValuesOfItsFrontOnly() async throws {
         let clock = ManualClock()
-        let front = try MemoryStorage<String, Int>(clock: clock)
-        let back = try MemoryStorage<String, Int>(clock: clock)
+        let front = MemoryStorage<String, Int>(clock: clock)
+        let back = MemoryStorage<String, Int>(clock: clock)
         back.set(1, forKey: "a", timeToLive: .seconds(1))
         let backed = front.backed(by: back)
         try await backed.set(2, forKey: "b", timeToLive: .seconds(1))
@@ -129,8 +129,8 @@ import Testing
 
     @Test func aPushingStorageGivesBothLayersTheLifetimeAndUpdatesThemInTurn() async throws {
         let clock = ManualClock()
-        let front = try MemoryStorage<String, Int>(clock: clock)
-        let back = try MemoryStorage<String, Int>(clock: clock)
+        let front = MemoryStorage<String, Int>(clock: clock)
+        let back = MemoryStorage<String, Int>(clock: clock)
         let pushing = front.pushing(to: back)
 
         try await pushing.set(1, forKey: "a", timeToLive: .seconds(5))

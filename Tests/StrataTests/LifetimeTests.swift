@@ -8,7 +8,7 @@ import Testing
 @Suite(.onTestThreads) struct LifetimeTests {
     @Test func memoryReportsWhatIsLeftUnlimitedOrNothing() throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Int>(timeToLive: .seconds(60), clock: clock)
+        let cache = MemoryStorage<String, Int>(timeToLive: .seconds(60), clock: clock)
         cache.set(1, forKey: "default")
         cache.set(2, forKey: "short", timeToLive: .seconds(10))
         let plain = MemoryStorage<String, Int>()
@@ -32,7 +32,7 @@ import Testing
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let clock = ManualClock()
-        let memory = try MemoryStorage<String, Data>(timeToLive: .seconds(60), clock: clock)
+        let memory = MemoryStorage<String, Data>(timeToLive: .seconds(60), clock: clock)
         var options = DiskStorage.Options()
         options.clock = clock
         options.timeToLive = .seconds(60)
@@ -106,7 +106,7 @@ import Testing
         let folder = try TemporaryFolder()
         defer { folder.remove() }
         let clock = ManualClock()
-        let memory = try MemoryStorage<String, Int>(timeToLive: .seconds(60), clock: clock)
+        let memory = MemoryStorage<String, Int>(timeToLive: .seconds(60), clock: clock)
         var options = DiskStorage.Options(timeToLive: .seconds(60))
         options.clock = clock
         let disk = try DiskStorage(url: folder.url, options: options)

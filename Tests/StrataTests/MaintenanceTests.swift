@@ -12,7 +12,7 @@ import _StrataInternals
     /// at any moment.
     @Test func aWriteOnlyMemoryCacheStaysBoundedWithoutReads() throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Int>(timeToLive: .seconds(1), clock: clock)
+        let cache = MemoryStorage<String, Int>(timeToLive: .seconds(1), clock: clock)
         var largest = 0
 
         for request in 0..<60_000 {
@@ -30,7 +30,7 @@ import _StrataInternals
 
     @Test func aCountLimitedCacheDropsExpiredEntriesBeforeEvictingLiveOnes() throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Int>(maximumCount: 100, clock: clock)
+        let cache = MemoryStorage<String, Int>(maximumCount: 100, clock: clock)
         // Entries that die in a second, then long-lived ones: the dead make room for the living.
         for index in 0..<50 { cache.set(index, forKey: "short-\(index)", timeToLive: .seconds(1)) }
         clock.advance(by: .seconds(2))
@@ -93,30 +93,31 @@ import _StrataInternals
 
     @Test func runMaintenanceSweepsOnScheduleUntilCancelled() async throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Int>(timeToLive: .seconds(1), clock: clock)
+        let cache = MemoryStorage<String, Int>(timeToLive: .seconds(1), clock: clock)
         for index in 0..<10 { cache.set(index, forKey: "k\(index)") }
         clock.advance(by: .seconds(2))
 
-        let maintenance = Task { try await cache.runMaintenance(every: .milliseconds(10)) }
+        let maintenance = Task { await cache.runMaintenance(every: .milliseconds(10)) }
         let deadline = ContinuousClock.now + .seconds(10)
         while cache.count > 0, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
         }
         maintenance.cancel()
-        try await maintenance.value
+        await maintenance.value
 
         #expect(cache.count == 0)
         #expect(cache.statistics.expirations == 10)
     }
 
-    @Test func aMaintenanceIntervalThatIsNotPositiveIsRefused() async {
-        let cache = MemoryStorage<String, Int>()
-
-        let error = await #expect(throws: StorageError.self) {
-            try await cache.runMaintenance(every: .zero)
+    @Test func aMaintenanceIntervalThatIsNotPositiveStops() async {
+        let stopped = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            await MemoryStorage<String, Int>().runMaintenance(every: .zero)
         }
 
-        #expect(error?.code == .invalidConfiguration)
+        expectStop(
+            stopped?.standardErrorContent,
+            saying: "runMaintenance(every:) needs a positive interval, got 0.0 seconds"
+        )
     }
 
     @Test func aFailingRoundIsReportedAndTheNextOneRuns() async throws {
@@ -124,14 +125,14 @@ import _StrataInternals
         let errors = LockedState([StorageError]())
 
         let maintenance = Task {
-            try await storage.runMaintenance(every: .milliseconds(5)) { error in errors.withLock { $0.append(error) } }
+            await storage.runMaintenance(every: .milliseconds(5)) { error in errors.withLock { $0.append(error) } }
         }
         let deadline = ContinuousClock.now + .seconds(10)
         while storage.rounds < 3, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
         }
         maintenance.cancel()
-        try await maintenance.value
+        await maintenance.value
 
         #expect(storage.rounds >= 3, "rounds went on after the failure")
         #expect(errors.withLock { $0.map(\.code) } == [.io])

@@ -4,62 +4,86 @@ import Testing
 
 @testable import Strata
 
-/// Every storage refuses limits and lifetimes it cannot use in the same words, naming the option,
-/// before it stores anything.
-@Suite(.onTestThreads) struct StorageLimitsTests {
-    /// An option set to a value that is not positive, and the name the error must give it.
-    struct Refused: Sendable, CustomTestStringConvertible {
-        var option: String
-        var memory: @Sendable () throws -> Void
-        var disk: @Sendable (URL) throws -> Void
-        var testDescription: String { option }
-    }
-
-    static let refused: [Refused] = [
-        Refused(
-            option: "maximumCount",
-            memory: { _ = try MemoryStorage<String, Data>(maximumCount: 0) },
-            disk: { _ = try DiskStorage(url: $0, options: DiskStorage.Options(maximumCount: -1)) }
-        ),
-        Refused(
-            option: "maximumCost",
-            memory: { _ = try MemoryStorage<String, Data>(maximumCost: -5) },
-            disk: { _ = try DiskStorage(url: $0, options: DiskStorage.Options(maximumByteCount: 0)) }
-        ),
-        Refused(
-            option: "timeToLive",
-            memory: { _ = try MemoryStorage<String, Data>(timeToLive: .seconds(-1)) },
-            disk: { _ = try DiskStorage(url: $0, options: DiskStorage.Options(timeToLive: .zero)) }
-        ),
-    ]
-
-    @Test(arguments: refused)
-    func aLimitOrLifetimeThatIsNotPositiveIsRefusedByName(_ refused: Refused) throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-
-        let memory = #expect(throws: StorageError.self) { try refused.memory() }
-        let disk = #expect(throws: StorageError.self) { try refused.disk(folder.url) }
-
-        #expect(memory?.code == .invalidConfiguration)
-        #expect(memory?.message.contains("\(refused.option) must be positive") == true, "\(String(describing: memory))")
-        #expect(disk?.code == .invalidConfiguration)
-        let diskOption = refused.option == "maximumCost" ? "maximumByteCount" : refused.option
-        #expect(disk?.message.contains("\(diskOption) must be positive") == true, "\(String(describing: disk))")
-    }
-
-    @Test func aTimeToLiveBesideAnExpiryIsRefusedByEveryStorageAlike() throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        var options = DiskStorage.Options(timeToLive: .seconds(60))
-        options.expiry = .afterWrite(.seconds(10))
-
-        let memory = #expect(throws: StorageError.self) {
-            try MemoryStorage<String, Data>(timeToLive: .seconds(60), expiry: .afterWrite(.seconds(10)))
+/// Every storage stops on limits and lifetimes it cannot use in the same words, naming the option,
+/// before it stores anything: a number written in the code that can never work is a programmer
+/// error (CONTRIBUTING.md, "Invalid configuration"), so each case runs in a child process that
+/// must stop with the message on its standard error.
+@Suite struct StorageLimitsTests {
+    @Test func aMaximumCountThatIsNotPositiveStops() async {
+        let memory = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = MemoryStorage<String, Data>(maximumCount: 0)
         }
-        let disk = #expect(throws: StorageError.self) { try DiskStorage(url: folder.url, options: options) }
+        let disk = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = try DiskStorage(
+                url: FileManager.default.temporaryDirectory,
+                options: DiskStorage.Options(maximumCount: -1)
+            )
+        }
 
-        #expect(memory?.message == disk?.message)
-        #expect(memory?.message.contains("not both") == true)
+        expectStop(memory?.standardErrorContent, saying: "MemoryStorage: maximumCount must be positive, got 0")
+        expectStop(disk?.standardErrorContent, saying: "DiskStorage: maximumCount must be positive, got -1")
+    }
+
+    @Test func aCostLimitThatIsNotPositiveStops() async {
+        let memory = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = MemoryStorage<String, Data>(maximumCost: -5)
+        }
+        let disk = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = try DiskStorage(
+                url: FileManager.default.temporaryDirectory,
+                options: DiskStorage.Options(maximumByteCount: 0)
+            )
+        }
+
+        expectStop(memory?.standardErrorContent, saying: "MemoryStorage: maximumCost must be positive, got -5")
+        expectStop(disk?.standardErrorContent, saying: "DiskStorage: maximumByteCount must be positive, got 0")
+    }
+
+    @Test func aTimeToLiveThatIsNotPositiveStops() async {
+        let memory = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = MemoryStorage<String, Data>(timeToLive: .seconds(-1))
+        }
+        let disk = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = try DiskStorage(
+                url: FileManager.default.temporaryDirectory,
+                options: DiskStorage.Options(timeToLive: .zero)
+            )
+        }
+
+        expectStop(memory?.standardErrorContent, saying: "MemoryStorage: timeToLive must be positive, got -1.0 seconds")
+        expectStop(disk?.standardErrorContent, saying: "DiskStorage: timeToLive must be positive, got 0.0 seconds")
+    }
+
+    @Test func aTimeToLiveBesideAnExpiryStopsEveryStorageAlike() async {
+        let memory = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = MemoryStorage<String, Data>(timeToLive: .seconds(60), expiry: .afterWrite(.seconds(10)))
+        }
+        let disk = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            var options = DiskStorage.Options(timeToLive: .seconds(60))
+            options.expiry = .afterWrite(.seconds(10))
+            _ = try DiskStorage(url: FileManager.default.temporaryDirectory, options: options)
+        }
+
+        expectStop(
+            memory?.standardErrorContent,
+            saying: "MemoryStorage: give timeToLive (60.0 seconds) or expiry, not both"
+        )
+        expectStop(
+            disk?.standardErrorContent,
+            saying: "DiskStorage: give timeToLive (60.0 seconds) or expiry, not both"
+        )
+    }
+
+    /// The child opens a folder named after its parent process, which checks it was never made.
+    @Test func aDiskStorageThatStopsOnItsOptionsMakesNoFolder() async throws {
+        let target = FileManager.default.temporaryDirectory.appendingPathComponent("strata-limits-\(getpid())")
+
+        let stopped = await #expect(processExitsWith: .failure) {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("strata-limits-\(getppid())")
+            _ = try DiskStorage(url: folder, options: DiskStorage.Options(maximumCount: 0))
+        }
+
+        #expect(stopped != nil)
+        #expect(!FileManager.default.fileExists(atPath: target.path))
     }
 }

@@ -58,7 +58,7 @@ import _StrataInternals
 
     @Test(arguments: EvictionPolicy.all)
     func mixedOperationsKeepMemoryStorageWithinItsLimits(policy: EvictionPolicy) async throws {
-        let cache = try MemoryStorage<Int, Data>(
+        let cache = MemoryStorage<Int, Data>(
             maximumCount: Self.maximumCount,
             maximumCost: Self.maximumCost,
             evictionPolicy: policy
@@ -110,7 +110,7 @@ import _StrataInternals
     ])
     func mixedOperationsWithLifetimeRulesKeepTheLimitsAndTheBooks(expiry: Expiry<Int, Data>) async throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<Int, Data>(
+        let cache = MemoryStorage<Int, Data>(
             maximumCount: Self.maximumCount,
             maximumCost: Self.maximumCost,
             expiry: expiry,
@@ -161,8 +161,8 @@ import _StrataInternals
     }
 
     @Test func mixedOperationsKeepCombinedLayersWithinTheirLimits() async throws {
-        let front = try MemoryStorage<Int, Data>(maximumCount: Self.maximumCount / 4, maximumCost: Self.maximumCost / 4)
-        let back = try MemoryStorage<Int, Data>(maximumCount: Self.maximumCount, maximumCost: Self.maximumCost)
+        let front = MemoryStorage<Int, Data>(maximumCount: Self.maximumCount / 4, maximumCost: Self.maximumCost / 4)
+        let back = MemoryStorage<Int, Data>(maximumCount: Self.maximumCount, maximumCost: Self.maximumCost)
         let combined = front.combined(with: back)
 
         let problems = await withTaskGroup(of: String?.self) { group in

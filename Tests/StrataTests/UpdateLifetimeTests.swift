@@ -10,7 +10,7 @@ import Testing
 @Suite(.onTestThreads) struct UpdateLifetimeTests {
     @Test func memoryKeepsAnEntrysOwnLifetimeThroughAnUpdate() throws {
         let clock = ManualClock()
-        let storage = try MemoryStorage<String, Int>(timeToLive: .seconds(60), clock: clock)
+        let storage = MemoryStorage<String, Int>(timeToLive: .seconds(60), clock: clock)
         storage.set(1, forKey: "token", timeToLive: .seconds(10))
         try storage.update(forKey: "token") { $0 = ($0 ?? 0) + 1 }
         try storage.update(forKey: "new") { $0 = 7 }
@@ -27,7 +27,7 @@ import Testing
 
     @Test func memoryWithoutADefaultDoesNotMakeAnUpdatedEntryPermanent() throws {
         let clock = ManualClock()
-        let storage = try MemoryStorage<String, Int>(clock: clock)
+        let storage = MemoryStorage<String, Int>(clock: clock)
         storage.set(1, forKey: "token", timeToLive: .seconds(10))
         try storage.update(forKey: "token") { $0 = 2 }
 

@@ -50,7 +50,7 @@ import StrataTestSupport
     @Test func bulkCallsAreOneSpanEachWithCountsAndNoKeys() async throws {
         let tracer = InMemoryTracer()
         let storage = MemoryStorage<String, String>().traced(as: "cities", tracer: tracer)
-        let provider = try BatchProvider { (ids: [String]) in Dictionary(uniqueKeysWithValues: ids.map { ($0, "v") }) }
+        let provider = BatchProvider { (ids: [String]) in Dictionary(uniqueKeysWithValues: ids.map { ($0, "v") }) }
             .traced(as: "origin", tracer: tracer)
 
         try await storage.setValues([("secret-1", "Lviv"), ("secret-2", "Kyiv")])

@@ -22,7 +22,7 @@ import Vapor
     }
 
     @Test func storageMeansStrataStorageBesideVapor() async throws {
-        let memory = try MemoryStorage<String, Data>(maximumCount: 10)
+        let memory = MemoryStorage<String, Data>(maximumCount: 10)
         let erased: any Storage<String, Data> = memory
 
         #expect(try await Self.remember(Data("v".utf8), forKey: "k", in: memory) == Data("v".utf8))

@@ -68,7 +68,7 @@ import VaporTesting
 
     @Test func anExpiryBecomesTheValuesLifetime() async throws {
         let clock = ManualClock()
-        let storage = try MemoryStorage<String, Data>(clock: clock)
+        let storage = MemoryStorage<String, Data>(clock: clock)
         try await Self.withCache(storage) { app in
             try await app.testing().test(.PUT, "cache/code?seconds=60", body: ByteBuffer(string: "1234")) {
                 #expect($0.status == .ok)
@@ -85,7 +85,7 @@ import VaporTesting
         let clock = ManualClock()
         let folder = try TemporaryFolder()
         defer { folder.remove() }
-        let memory = try MemoryStorage<String, Data>(clock: clock)
+        let memory = MemoryStorage<String, Data>(clock: clock)
         var options = DiskStorage.Options()
         options.clock = clock
         let disk = try DiskStorage(url: folder.url, options: options)
@@ -115,7 +115,7 @@ import VaporTesting
     }
 
     @Test func aLimitedStorageKeepsTheCacheInsideItsLimit() async throws {
-        let storage = try MemoryStorage<String, Data>(maximumCount: 100)
+        let storage = MemoryStorage<String, Data>(maximumCount: 100)
         try await Self.withCache(storage) { app in
             for index in 0..<1_000 {
                 try await app.cache.set("key-\(index)", to: index)
@@ -173,7 +173,7 @@ import VaporTesting
     ) async throws {
         switch kind {
         case .memory:
-            let storage = try MemoryStorage<String, Data>(timeToLive: timeToLive)
+            let storage = MemoryStorage<String, Data>(timeToLive: timeToLive)
             try await withCache(storage) { try await body($0, storage) }
         case .disk:
             let folder = try TemporaryFolder()

@@ -100,8 +100,12 @@ public final class DiskStorage: Sendable {
 
     /// Opens (creating if needed) the folder `folder` inside `location`.
     ///
+    /// A limit or time to live of zero or less, `timeToLive` beside `expiry`, or an `expiry` with an
+    /// `afterRead` rule (each read would rewrite a file) is a programmer error: the program stops
+    /// with a message that names it, before anything on disk is touched.
+    ///
     /// - Throws: ``StorageError`` code ``StorageError/Code/invalidConfiguration`` when the folder
-    ///   holds files but is not a Strata folder or an option is out of range,
+    ///   holds files but is not a Strata folder, or its name or app group cannot be used,
     ///   ``StorageError/Code/corrupted`` when its manifest is damaged,
     ///   ``StorageError/Code/unsupported`` when a newer format or an unknown layout wrote it,
     ///   ``StorageError/Code/io`` when it cannot be created or read. Nothing in the folder is
@@ -128,6 +132,21 @@ public final class DiskStorage: Sendable {
     ///
     /// - Throws: as ``init(folder:in:options:)``.
     public init(url: URL, options: Options = Options()) throws(StorageError) {
+        ConfigurationRule.requireUsableLimits(
+            of: "DiskStorage",
+            maximumCount: options.maximumCount,
+            maximumCost: options.maximumByteCount,
+            timeToLive: options.timeToLive,
+            expiry: options.expiry
+        )
+        if let expiry = options.expiry, expiry.idleTime == nil {
+            ConfigurationRule.require(
+                expiry.afterRead == nil,
+                "an Expiry with an afterRead rule would rewrite a file on every read; DiskStorage renews "
+                    + "lifetimes on reads only with Expiry.afterAccess, kept in each file's modification time",
+                in: "DiskStorage"
+            )
+        }
         self.url = url
         self.options = options
         self.idleTime = Self.idleTime(of: options)
@@ -148,23 +167,6 @@ public final class DiskStorage: Sendable {
                 storage: "DiskStorage",
                 message: "cannot protect \(root): \(error)",
                 underlying: error
-            )
-        }
-        if let error = StorageError.checkingLimits(
-            of: "DiskStorage",
-            maximumCount: options.maximumCount,
-            maximumCost: options.maximumByteCount,
-            timeToLive: options.timeToLive,
-            expiry: options.expiry
-        ) {
-            throw error
-        }
-        if let expiry = options.expiry, expiry.afterRead != nil, expiry.idleTime == nil {
-            throw StorageError(
-                .invalidConfiguration,
-                storage: "DiskStorage",
-                message: "an Expiry with an afterRead rule would rewrite a file on every read; DiskStorage renews "
-                    + "lifetimes on reads only with Expiry.afterAccess, kept in each file's modification time"
             )
         }
         let maximumCount = options.maximumCount ?? .max

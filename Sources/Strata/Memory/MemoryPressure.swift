@@ -40,7 +40,7 @@ public enum MemoryPressureLevel: Sendable, Hashable, CustomStringConvertible {
 ///
 /// ```swift
 /// let pressure = MemoryPressureSource()
-/// let thumbnails = try MemoryStorage<String, Data>(
+/// let thumbnails = MemoryStorage<String, Data>(
 ///     maximumCost: 50_000_000,
 ///     memoryPressure: .trimming(keepingOnWarning: 0.25, from: pressure)
 /// )

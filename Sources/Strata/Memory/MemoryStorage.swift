@@ -15,7 +15,7 @@ public import Logging
 /// expected. Any task may use it.
 ///
 /// ```swift
-/// let cache = try MemoryStorage<String, Data>(maximumCount: 1_000, maximumCost: 10_000_000)
+/// let cache = MemoryStorage<String, Data>(maximumCount: 1_000, maximumCost: 10_000_000)
 /// cache.set(data, forKey: "avatar")
 /// let avatar = cache.value(forKey: "avatar")
 /// ```
@@ -86,9 +86,10 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
     ///     count or cost limit keeps half of what it holds on the platform's warning and empties
     ///     on a critical event; one without limits keeps everything (see
     ///     ``MemoryPressureResponse``).
-    /// - Throws: ``StorageError/Code/invalidConfiguration`` when a limit, the time to live or the
-    ///   idle time of ``Expiry/afterAccess(_:)`` is zero or negative, when both `timeToLive`
-    ///   and `expiry` are given, or when `memoryPressure` keeps a share outside 0 to 1.
+    ///
+    /// A limit, the time to live or the idle time of ``Expiry/afterAccess(_:)`` that is zero or
+    /// negative, `timeToLive` and `expiry` given together, or a `memoryPressure` share outside 0
+    /// to 1 is a programmer error: the program stops with a message that names it.
     public convenience init(
         maximumCount: Int? = nil,
         maximumCost: Int? = nil,
@@ -100,20 +101,18 @@ public final class MemoryStorage<Key: Hashable & Sendable, Value: Sendable>: Sen
         logger: Logger? = nil,
         metrics: StorageMetrics? = nil,
         memoryPressure: MemoryPressureResponse = .automatic
-    ) throws(StorageError) {
+    ) {
         if let problem = memoryPressure.configurationProblem {
-            throw StorageError(.invalidConfiguration, storage: "MemoryStorage", message: problem)
+            ConfigurationRule.require(false, problem, in: "MemoryStorage")
         }
-        if let error = StorageError.checkingLimits(
+        ConfigurationRule.requireUsableLimits(
             of: "MemoryStorage",
             maximumCount: maximumCount,
             maximumCost: maximumCost,
             costName: "maximumCost",
             timeToLive: timeToLive,
             expiry: expiry
-        ) {
-            throw error
-        }
+        )
         self.init(
             unchecked: maximumCount ?? .max,
             maximumCost: maximumCost ?? .max,

@@ -22,7 +22,7 @@ public import CoreMetrics
 /// | `myapp.cache.coalesced_waiters` | counter | a ``CoordinatedProvider`` request joins a fetch already running |
 ///
 /// ```swift
-/// let cache = try MemoryStorage<String, Data>(maximumCount: 1_000, metrics: .init(prefix: "myapp.cache"))
+/// let cache = MemoryStorage<String, Data>(maximumCount: 1_000, metrics: .init(prefix: "myapp.cache"))
 /// ```
 public struct StorageMetrics: Sendable {
     /// The start of every label, such as `myapp.cache`.

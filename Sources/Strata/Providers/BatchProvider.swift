@@ -8,8 +8,8 @@
 /// other request is fetching:
 ///
 /// ```swift
-/// let products = try BatchProvider { (ids: [Int]) in try await catalog.products(ids) }
-///     .cache(try MemoryStorage<Int, Product>(maximumCount: 10_000))
+/// let products = BatchProvider { (ids: [Int]) in try await catalog.products(ids) }
+///     .cache(MemoryStorage<Int, Product>(maximumCount: 10_000))
 ///     .coordinated()
 /// let page = try await products.values(for: [7, 12, 40])
 /// ```
@@ -30,26 +30,25 @@ public struct BatchProvider<ID: Hashable & Sendable, Value: Sendable>: Provider 
 
     /// Creates a provider that calls `source` with lists of IDs.
     ///
+    /// A `maximumBatchSize` of zero or less is a programmer error: the program stops with a
+    /// message that names it.
+    ///
     /// - Parameters:
     ///   - name: Names the source in errors.
     ///   - maximumBatchSize: The most IDs one call is given; a longer request is split.
     ///   - source: Returns the values of the IDs it is given, by ID. An ID it leaves out fails the
     ///     request with ``StorageError/Code/notFound``; an error it throws (other than a
     ///     ``StorageError``) is wrapped as ``StorageError/Code/sourceFailed``.
-    /// - Throws: ``StorageError/Code/invalidConfiguration`` when `maximumBatchSize` is not
-    ///   positive.
     public init(
         name: String = "BatchProvider",
         maximumBatchSize: Int = 1_000,
         _ source: @escaping @Sendable ([ID]) async throws -> [ID: Value]
-    ) throws(StorageError) {
-        guard maximumBatchSize > 0 else {
-            throw StorageError(
-                .invalidConfiguration,
-                storage: name,
-                message: "maximumBatchSize must be positive, got \(maximumBatchSize)"
-            )
-        }
+    ) {
+        ConfigurationRule.require(
+            maximumBatchSize > 0,
+            "maximumBatchSize must be positive, got \(maximumBatchSize)",
+            in: name
+        )
         self.source = source
         self.name = name
         self.maximumBatchSize = maximumBatchSize

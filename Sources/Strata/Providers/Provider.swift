@@ -7,7 +7,7 @@
 /// ```swift
 /// let avatars = AnyProvider { (url: URL) in try await download(url) }
 ///     .mapValues { data, _ in try Avatar(png: data) }          // validate before caching
-///     .cache(try MemoryStorage<URL, Avatar>(maximumCount: 500))
+///     .cache(MemoryStorage<URL, Avatar>(maximumCount: 500))
 ///     .coordinated()
 /// let avatar = try await avatars.value(for: url)
 /// ```

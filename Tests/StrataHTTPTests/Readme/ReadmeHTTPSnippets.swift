@@ -3,10 +3,10 @@ import HTTPTypes
 import Strata
 import StrataHTTP
 
-// The README's HTTP block, between `// README: name` and `// README end`; StrataTests'
-// ReadmeTests checks that the README shows exactly these lines. The private cache below is an
-// example of the "Getting started in an app" article, copied there by hand. Compiled, not run:
-// they download.
+// The README's HTTP block, which "Getting started in an app" (Strata.docc) shows too, and that
+// article's private cache, each between `// snippet: name` and `// snippet end`; StrataTests'
+// ReadmeTests checks that the documents show exactly these lines. Compiled, not run: they
+// download.
 
 /// The README's image example: an ID that knows its URL and a file name.
 struct ImageID: Hashable, Sendable {
@@ -15,7 +15,7 @@ struct ImageID: Hashable, Sendable {
 }
 
 func readmeProviderChain(folder: URL, id: ImageID) async throws {
-    // README: providers
+    // snippet: providers
     let images = HTTPSource(timeout: .seconds(5), maximumBodyByteCount: 1_048_576)
         .mapIDs { (id: ImageID) in id.url }  // the network source wants URLs
         .mapValues { data, _ in
@@ -30,12 +30,14 @@ func readmeProviderChain(folder: URL, id: ImageID) async throws {
         .coordinated()  // one download per image at a time
 
     let png = try await images.value(for: id)
-    // README end
+    // snippet end
     _ = png
 }
 
 func readmePrivateCache(records: some Storage<URL, HTTPCacheRecord>, token: String) -> some Provider<URL, Data> {
+    // snippet: http-private-cache
     let mine = HTTPSource(headers: [.authorization: "Bearer \(token)"])
         .cache(in: records, policy: HTTPCachePolicy(sharing: .private, staleIfError: .seconds(86_400)))
+    // snippet end
     return mine
 }

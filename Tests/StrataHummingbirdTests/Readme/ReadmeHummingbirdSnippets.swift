@@ -7,12 +7,13 @@ import StrataHummingbird
 import StrataPostgres
 import StrataServiceLifecycle
 
-// The Hummingbird example of the "Getting started on a server" article (Strata.docc), copied
-// there by hand; compiled here so it keeps up with the API. Compiled, not run: it names a
-// server that does not exist here (StrataPersistDriverTests and ServiceLifecycleTests run the
-// same calls).
+// The Hummingbird example of "Getting started on a server" (Strata.docc), between
+// `// snippet: name` and `// snippet end`; StrataTests' ReadmeTests checks that the article shows
+// exactly these lines. Compiled, not run: it names a server that does not exist here
+// (StrataPersistDriverTests and ServiceLifecycleTests run the same calls).
 
 func readmeHummingbird(url: String) async throws {
+    // snippet: hummingbird
     let client = PostgresClient(configuration: try PostgresStorage.configuration(from: url))
     let sessions = try PostgresStorage(client: client, options: .init(table: "sessions"))
     let persist = StrataPersistDriver(sessions)
@@ -33,5 +34,6 @@ func readmeHummingbird(url: String) async throws {
         services: [client, sessions, MaintenanceService(sessions, every: .seconds(60))]
     )
     try await app.runService()
+    // snippet end
 }
 #endif

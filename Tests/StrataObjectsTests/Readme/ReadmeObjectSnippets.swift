@@ -4,10 +4,13 @@ import StrataObjects
 import StrataTestSupport
 import Testing
 
-// The object store examples of the "Getting started in an app" article (Strata.docc), copied
-// there by hand; compiled here so they keep up with the API, and the test below runs them.
+// The object store examples of "Getting started in an app" (Strata.docc) and of StrataObjects'
+// catalog, each between `// snippet: name` and `// snippet end`; StrataTests' ReadmeTests checks
+// that the documents show exactly these lines. The test below runs those of the article; the
+// others are compiled only.
 
 enum ReadmeObjects {
+    // snippet: object-types
     struct User: Codable, Identifiable, Sendable {
         var id = UUID()
         var name: String
@@ -20,14 +23,18 @@ enum ReadmeObjects {
         var replyTo: Reference<Message>?
         var tags: [String] = []
     }
+    // snippet end
 
+    // snippet: stored-property
     final class Session {
         static let storage = MemoryStorage<String, Data>()  // or a DiskStorage
         @Stored("current-user", in: Session.storage) var user: User? = nil  // saved on each set; nil removes it
     }
+    // snippet end
 
     static func run(in folder: URL) async throws {
         let photo = Data([0xFF, 0xD8, 0xFF])
+        // snippet: object-store
         let users = try ObjectStore<User>(url: folder.appendingPathComponent("users"))
         let messages = try ObjectStore<Message>(url: folder.appendingPathComponent("messages"))
         let dax = User(name: "Dax")
@@ -43,8 +50,10 @@ enum ReadmeObjects {
 
         // Binary attachments live beside the object and go with it.
         try await messages.setAttachment(photo, named: "photo.jpg", forObjectWithID: greeting.id)
+        // snippet end
         #expect(author?.name == "Dax")
 
+        // snippet: object-queries
         let urgent = try await messages.objects(
             matching: #Predicate { $0.tags.contains("urgent") && $0.replyTo == nil },
             sortedBy: [SortDescriptor(\.content)],
@@ -52,10 +61,12 @@ enum ReadmeObjects {
         )
         let untagged = try await messages.count(matching: #Predicate { $0.tags.isEmpty })
         let fast = try await messages.objects(where: { $0.content.hasPrefix("Good") })  // a compiled closure
+        // snippet end
         #expect(urgent.map(\.content) == ["Good morning~!"])
         #expect(untagged == 0)
         #expect(fast.count == 1)
 
+        // snippet: object-archive
         let archive = try ObjectArchive<User>(
             url: folder.appendingPathComponent("archive"),
             maximumMemoryByteCount: 10 << 10,
@@ -66,6 +77,7 @@ enum ReadmeObjects {
         let lastAccess = archive.lastAccessDate(forID: dax.id)  // latestAccessedTime(for:)
         try archive.removeObjects(notAccessedWithin: .seconds(7 * 86_400))  // deleteAllInvalidateArchives
         let mostRecent = try archive.objects(limit: 10)  // accessAll(limitedBy:)
+        // snippet end
         #expect(same?.name == "Dax")
         #expect(lastAccess != nil)
         #expect(mostRecent.count == 1)
@@ -75,6 +87,36 @@ enum ReadmeObjects {
         let session = Session()
         session.user = dax
         #expect(Session().user?.name == "Dax")
+    }
+
+    /// An object that refers to a user, for the article's delete rules.
+    struct Invoice: Codable, Identifiable, Sendable {
+        var id = UUID()
+        var customer: Reference<User>
+    }
+
+    /// "The object store and its queries": rules on the store whose objects are referred to.
+    static func deleteRules(users: ObjectStore<User>, messages: ObjectStore<Message>, invoices: ObjectStore<Invoice>) {
+        // snippet: delete-rules
+        users.addDeleteRule(.cascade, for: messages, via: \.author)
+        messages.addDeleteRule(.nullify, for: messages, via: \.replyTo)
+        users.addDeleteRule(.deny, for: invoices, via: \.customer)
+        // snippet end
+    }
+
+    /// StrataObjects' catalog page. Compiled, not run: it opens a store in Application Support.
+    static func catalogExample(greeting: Message) async throws {
+        // snippet: object-store-overview
+        let messages = try ObjectStore<Message>(folder: "messages", in: .applicationSupport)
+        try await messages.save(greeting)
+        try await messages.update(withID: greeting.id) { $0.content.append("!") }
+        let urgent = try await messages.objects(
+            matching: #Predicate { $0.tags.contains("urgent") },
+            sortedBy: [SortDescriptor(\.content)],
+            limit: 10
+        )
+        // snippet end
+        _ = urgent
     }
 }
 
@@ -87,8 +129,10 @@ enum ReadmeObjects {
     }
 }
 
-// The schema migration example of "The object store and its queries" (StrataObjects.docc), copied
-// there by hand; the test below runs it on a folder holding a version-1 contact.
+// The schema migration example of "The object store and its queries" (StrataObjects.docc),
+// between `// snippet: name` and `// snippet end`: compiled only, since it opens a store in
+// Application Support. The test below runs the same types, at the enum's level, on a folder
+// holding a version-1 contact.
 
 enum ArticleMigrations {
     struct ContactV1: Codable {
@@ -121,6 +165,37 @@ enum ArticleMigrations {
         var id: String
         var name: String
         var age: String
+    }
+
+    /// The article's block: its types are local, so they do not clash with those above.
+    static func example() async throws -> MigrationReport {
+        // snippet: object-migrations
+        struct ContactV1: Codable {
+            var id: String
+            var name: String
+            var age: String
+        }
+
+        struct Contact: VersionedObject, Identifiable, Sendable {
+            static let schemaVersion = 3
+            static let migrations = ObjectMigrations<Contact>()
+                .migrating(from: 1, as: ContactV1.self) { old in
+                    ContactV2(id: old.id, fullName: old.name, age: Int(old.age) ?? 0)
+                }
+                .migratingJSON(from: 2) { object in object["email"] = .string("") }
+
+            var id: String
+            var fullName: String
+            var age: Int
+            var email: String
+        }
+
+        let contacts = try ObjectStore<Contact>(folder: "contacts", in: .applicationSupport)
+        let ada = try await contacts.object(withID: "ada")  // a version-1 file, migrated as it is read
+        let report = try await contacts.migrate { progress in print(progress.completed, "of", progress.total) }
+        // snippet end
+        _ = ada
+        return report
     }
 
     static func run(in folder: URL) async throws {

@@ -4,8 +4,10 @@ import StrataSQLite
 import StrataTestSupport
 import Testing
 
-// The SQLite example of the "Getting started in an app" article (Strata.docc), copied there by
-// hand; compiled here so it keeps up with the API, and the test below runs it.
+// The SQLite examples of "Getting started in an app" (Strata.docc) and of StrataSQLite's catalog,
+// each between `// snippet: name` and `// snippet end`; StrataTests' ReadmeTests checks that the
+// documents show exactly these lines. The test below runs the article's; the catalog's is
+// compiled only.
 
 enum ReadmeSQLite {
     static func run(in folder: URL) throws {
@@ -13,6 +15,7 @@ enum ReadmeSQLite {
         let a = Data("a".utf8)
         let b = Data("b".utf8)
         let path = folder.appendingPathComponent("cache.sqlite").path
+        // snippet: sqlite-storage
         let store = try SQLiteStorage(
             path: path,
             options: .init(timeToLive: .seconds(3600), maximumByteCount: 50_000_000)
@@ -25,8 +28,22 @@ enum ReadmeSQLite {
             value = Data("\(visits + 1)".utf8)
         }
         print(try store.statistics())  // count, bytes, hits, evictions…
+        // snippet end
         #expect(found == [a, b, nil])
         #expect(try store.value(forKey: "visits") == Data("1".utf8))
+    }
+
+    struct City: Codable, Sendable {
+        var name: String
+    }
+
+    /// StrataSQLite's catalog page. Compiled, not run: it makes a file in the current folder.
+    static func catalogExample(kharkiv: City) async throws {
+        // snippet: sqlite-json
+        let cities = try SQLiteStorage(path: "cities.sqlite", options: .init(timeToLive: .seconds(3600)))
+            .json(City.self)
+        try await cities.set(kharkiv, forKey: "kharkiv")
+        // snippet end
     }
 }
 

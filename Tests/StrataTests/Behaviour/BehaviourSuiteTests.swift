@@ -21,7 +21,7 @@ import Testing
 
     @Test func limitedExpiringMemoryStoragePasses() async throws {
         let suite = StorageBehaviourSuite(keys: Self.keys, values: [1, 2, 3], counting: .integers) {
-            try MemoryStorage<String, Int>(
+            MemoryStorage<String, Int>(
                 maximumCount: 10,
                 maximumCost: 100,
                 timeToLive: .seconds(60),
@@ -35,7 +35,7 @@ import Testing
     @Test(arguments: EvictionPolicy.all)
     func limitedMemoryStoragePassesWithEveryEvictionPolicy(policy: EvictionPolicy) async throws {
         let suite = StorageBehaviourSuite(keys: Self.keys, values: [1, 2, 3], counting: .integers) {
-            try MemoryStorage<String, Int>(maximumCount: 16, evictionPolicy: policy)
+            MemoryStorage<String, Int>(maximumCount: 16, evictionPolicy: policy)
         }
 
         try await suite.run()
@@ -44,7 +44,7 @@ import Testing
     @Test func memoryStorageOfDataWithACostLimitPasses() async throws {
         let values = [Data("a".utf8), Data("bb".utf8), Data("ccc".utf8)]
         let suite = StorageBehaviourSuite(keys: Self.keys, values: values) {
-            try MemoryStorage<String, Data>(maximumCost: 1_000)
+            MemoryStorage<String, Data>(maximumCost: 1_000)
         }
 
         try await suite.run()
@@ -80,7 +80,7 @@ import Testing
 
     @Test func combinedStorageOfLimitedLayersPasses() async throws {
         let suite = StorageBehaviourSuite(keys: Self.keys, values: [1, 2, 3], counting: .integers) {
-            try MemoryStorage<String, Int>(maximumCount: 4)
+            MemoryStorage<String, Int>(maximumCount: 4)
                 .combined(with: MemoryStorage<String, Int>(maximumCount: 8))
         }
 
@@ -295,13 +295,15 @@ import Testing
 
     @Test func errorFromMakeStorageIsRethrown() async throws {
         let suite = StorageBehaviourSuite(keys: Self.keys, values: [1, 2, 3]) {
-            try MemoryStorage<String, Int>(maximumCount: 0)
+            () throws(StorageError) -> MemoryStorage<String, Int> in
+            throw StorageError(.io, storage: "Unopenable", message: "the folder cannot be read")
         }
 
         let error = await #expect(throws: StorageError.self) {
             try await suite.run()
         }
 
-        #expect(error?.code == .invalidConfiguration)
+        #expect(error?.code == .io)
+        #expect(error?.storage == "Unopenable")
     }
 }

@@ -58,7 +58,7 @@ import _StrataInternals
 
     @Test func memoryReadsAnExpiredValueAsMissingAndRemovesIt() throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Int>(clock: clock)
+        let cache = MemoryStorage<String, Int>(clock: clock)
         cache.setValues([("short", 1), ("other", 2)], timeToLive: .seconds(10))
         cache.set(3, forKey: "forever")
         clock.advance(by: .seconds(10))
@@ -70,7 +70,7 @@ import _StrataInternals
     }
 
     @Test func memorySetValuesKeepsTheLimitsAndReportsEachRemoval() async throws {
-        let cache = try MemoryStorage<String, Int>(maximumCount: 100)
+        let cache = MemoryStorage<String, Int>(maximumCount: 100)
         let removals = cache.removals(bufferingNewest: 10_000)
         cache.set(-1, forKey: "k0")
 
@@ -98,7 +98,7 @@ import _StrataInternals
 
     @Test func memorySetValuesGivesEachValueTheLifetime() throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Int>(timeToLive: .seconds(60), clock: clock)
+        let cache = MemoryStorage<String, Int>(timeToLive: .seconds(60), clock: clock)
 
         cache.setValues([("a", 1), ("b", 2)], timeToLive: .seconds(5))
         cache.setValues([("c", 3)])

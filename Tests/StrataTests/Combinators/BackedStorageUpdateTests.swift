@@ -49,8 +49,8 @@ import Testing
 
     @Test func aCopyTakenFromTheBackKeepsTheBacksLifetime() async throws {
         let clock = ManualClock()
-        let front = try MemoryStorage<String, Int>(clock: clock)
-        let back = try MemoryStorage<String, Int>(clock: clock)
+        let front = MemoryStorage<String, Int>(clock: clock)
+        let back = MemoryStorage<String, Int>(clock: clock)
         back.set(5, forKey: "token", timeToLive: .seconds(10))
         let backed = front.backed(by: back)
 
@@ -68,8 +68,8 @@ import Testing
 
     @Test func aLifetimeSetThroughTheBackedStorageIsTheFronts() async throws {
         let clock = ManualClock()
-        let front = try MemoryStorage<String, Int>(clock: clock)
-        let back = try MemoryStorage<String, Int>(clock: clock)
+        let front = MemoryStorage<String, Int>(clock: clock)
+        let back = MemoryStorage<String, Int>(clock: clock)
         back.set(1, forKey: "a")
         let backed = front.backed(by: back)
 

@@ -122,31 +122,40 @@ import Testing
         #expect(storage.statistics.expirations >= 900)
     }
 
-    @Test func rulesThatCannotBeKeptOnDiskAreRefused() throws {
-        let folder = try TemporaryFolder()
-        defer { folder.remove() }
-        func problem(_ change: (inout DiskStorage.Options) -> Void) -> String? {
+    @Test func rulesThatCannotBeKeptOnDiskStop() async {
+        let onReads = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             var options = DiskStorage.Options()
-            change(&options)
-            do {
-                _ = try DiskStorage(url: folder.url, options: options)
-                return nil
-            } catch {
-                #expect(error.code == .invalidConfiguration)
-                return error.message
-            }
+            options.expiry = Expiry(afterCreate: { _, _ in .unlimited }, afterRead: { _, _, current in current })
+            _ = try DiskStorage(url: FileManager.default.temporaryDirectory, options: options)
+        }
+        let both = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            var options = DiskStorage.Options(timeToLive: .seconds(5))
+            options.expiry = .afterAccess(.seconds(5))
+            _ = try DiskStorage(url: FileManager.default.temporaryDirectory, options: options)
+        }
+        let idle = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            var options = DiskStorage.Options()
+            options.expiry = .afterAccess(.zero)
+            _ = try DiskStorage(url: FileManager.default.temporaryDirectory, options: options)
+        }
+        let written = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            var options = DiskStorage.Options()
+            options.expiry = .afterWrite(.seconds(-1))
+            _ = try DiskStorage(url: FileManager.default.temporaryDirectory, options: options)
         }
 
-        let onReads = problem {
-            $0.expiry = Expiry(afterCreate: { _, _ in .unlimited }, afterRead: { _, _, current in current })
-        }
-        #expect(onReads?.contains("afterRead") == true)
-        let both = problem {
-            $0.timeToLive = .seconds(5)
-            $0.expiry = .afterAccess(.seconds(5))
-        }
-        #expect(both?.contains("not both") == true)
-        #expect(problem { $0.expiry = .afterAccess(.zero) }?.contains("must be positive") == true)
-        #expect(problem { $0.expiry = .afterWrite(.seconds(-1)) }?.contains("must be positive") == true)
+        expectStop(
+            onReads?.standardErrorContent,
+            saying: "DiskStorage: an Expiry with an afterRead rule would rewrite a file on every read"
+        )
+        expectStop(both?.standardErrorContent, saying: "DiskStorage: give timeToLive (5.0 seconds) or expiry, not both")
+        expectStop(
+            idle?.standardErrorContent,
+            saying: "DiskStorage: the idle time of Expiry.afterAccess must be positive, got 0.0 seconds"
+        )
+        expectStop(
+            written?.standardErrorContent,
+            saying: "DiskStorage: the time to live of Expiry.afterWrite must be positive, got -1.0 seconds"
+        )
     }
 }

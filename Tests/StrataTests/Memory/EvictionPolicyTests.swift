@@ -34,7 +34,7 @@ import _StrataInternals
 
     @Test(arguments: [EvictionPolicy.wTinyLFU, .s3FIFO, .adaptive])
     func aScanDoesNotFlushTheHotKeys(policy: EvictionPolicy) throws {
-        let cache = try MemoryStorage<Int, Int>(maximumCount: 100, evictionPolicy: policy)
+        let cache = MemoryStorage<Int, Int>(maximumCount: 100, evictionPolicy: policy)
 
         Self.warmThenScan(cache)
 
@@ -43,7 +43,7 @@ import _StrataInternals
 
     @Test(arguments: [EvictionPolicy.wTinyLFU, .s3FIFO, .adaptive])
     func aScanDoesNotFlushTheHotKeysUnderACostLimitAlone(policy: EvictionPolicy) throws {
-        let cache = try MemoryStorage<Int, Int>(maximumCost: 100, evictionPolicy: policy)
+        let cache = MemoryStorage<Int, Int>(maximumCost: 100, evictionPolicy: policy)
 
         Self.warmThenScan(cache)
 
@@ -51,7 +51,7 @@ import _StrataInternals
     }
 
     @Test func aScanFlushesTheHotKeysUnderLRU() throws {
-        let cache = try MemoryStorage<Int, Int>(maximumCount: 100, evictionPolicy: .leastRecentlyUsed)
+        let cache = MemoryStorage<Int, Int>(maximumCount: 100, evictionPolicy: .leastRecentlyUsed)
 
         Self.warmThenScan(cache)
 
@@ -62,7 +62,7 @@ import _StrataInternals
 
     @Test(arguments: [EvictionPolicy.wTinyLFU, .adaptive])
     func aLoopOneKeyLargerThanTheCacheKeepsHitting(policy: EvictionPolicy) throws {
-        let cache = try MemoryStorage<Int, Int>(maximumCount: 100, evictionPolicy: policy)
+        let cache = MemoryStorage<Int, Int>(maximumCount: 100, evictionPolicy: policy)
         for _ in 0..<30 {
             Self.replay(0..<101, through: cache)
         }
@@ -81,8 +81,8 @@ import _StrataInternals
     /// times by cost (adaptive) against 4,950 by count.
     @Test(arguments: [EvictionPolicy.wTinyLFU, .adaptive])
     func aCostLimitAloneEvictsAsWellAsACountLimit(policy: EvictionPolicy) throws {
-        let byCount = try MemoryStorage<Int, Int>(maximumCount: 1_000, evictionPolicy: policy)
-        let byCost = try MemoryStorage<Int, Int>(maximumCost: 1_000, evictionPolicy: policy, cost: { _ in 1 })
+        let byCount = MemoryStorage<Int, Int>(maximumCount: 1_000, evictionPolicy: policy)
+        let byCost = MemoryStorage<Int, Int>(maximumCost: 1_000, evictionPolicy: policy, cost: { _ in 1 })
         let loop = (0..<6).flatMap { _ in 0..<1_001 }
 
         let countHits = Self.replay(loop, through: byCount)
@@ -92,7 +92,7 @@ import _StrataInternals
     }
 
     @Test func aLoopOneKeyLargerThanTheCacheNeverHitsUnderLRU() throws {
-        let cache = try MemoryStorage<Int, Int>(maximumCount: 100, evictionPolicy: .leastRecentlyUsed)
+        let cache = MemoryStorage<Int, Int>(maximumCount: 100, evictionPolicy: .leastRecentlyUsed)
 
         var hits = 0
         for _ in 0..<40 {
@@ -135,7 +135,7 @@ import _StrataInternals
     /// at 50 entries; then 4,000 requests spread evenly over 30 of those keys and 20 new ones.
     /// Returns the hits among those 4,000.
     private static func hitsAfterTheOldKeysFade(oldRounds: Int, seed: UInt64) throws -> Int {
-        let cache = try MemoryStorage<Int, Int>(maximumCount: 50, evictionPolicy: .adaptive)
+        let cache = MemoryStorage<Int, Int>(maximumCount: 50, evictionPolicy: .adaptive)
         var random = SeededRandomNumberGenerator(seed: seed)
         for _ in 0..<oldRounds {
             replay((0..<40).shuffled(using: &random), through: cache)
@@ -155,7 +155,7 @@ import _StrataInternals
     /// requested again, must halve it. 11,986 to 12,081 hits over four runs, against 9,451 to
     /// 9,625 with shift detection off.
     @Test func aPopularSetReplacedAtOnceIsAdopted() throws {
-        let cache = try MemoryStorage<Int, Int>(maximumCount: 1_000, evictionPolicy: .adaptive)
+        let cache = MemoryStorage<Int, Int>(maximumCount: 1_000, evictionPolicy: .adaptive)
         var random = SeededRandomNumberGenerator(seed: 9)
         func requests(popular base: Int, count: Int) -> [Int] {
             (0..<count).map { _ in
@@ -197,8 +197,8 @@ import _StrataInternals
             recent.append(key)
             if recent.count > 5_000 { recent.removeFirst(2_000) }
         }
-        let lru = try MemoryStorage<Int, Int>(maximumCount: 100, evictionPolicy: .leastRecentlyUsed)
-        let adaptive = try MemoryStorage<Int, Int>(maximumCount: 100, evictionPolicy: .adaptive)
+        let lru = MemoryStorage<Int, Int>(maximumCount: 100, evictionPolicy: .leastRecentlyUsed)
+        let adaptive = MemoryStorage<Int, Int>(maximumCount: 100, evictionPolicy: .adaptive)
         let lruHits = Self.replay(requests, through: lru)
         let adaptiveHits = Self.replay(requests, through: adaptive)
 
@@ -223,8 +223,8 @@ import _StrataInternals
                 nextKey += 1
             }
         }
-        let lru = try MemoryStorage<Int, Int>(maximumCount: 90, evictionPolicy: .leastRecentlyUsed)
-        let adaptive = try MemoryStorage<Int, Int>(maximumCount: 90, evictionPolicy: .adaptive)
+        let lru = MemoryStorage<Int, Int>(maximumCount: 90, evictionPolicy: .leastRecentlyUsed)
+        let adaptive = MemoryStorage<Int, Int>(maximumCount: 90, evictionPolicy: .adaptive)
         let lruHits = Self.replay(requests, through: lru)
         let adaptiveHits = Self.replay(requests, through: adaptive)
 
@@ -260,14 +260,14 @@ import _StrataInternals
     }
 
     private static func costLimitedCache(_ policy: EvictionPolicy) throws -> MemoryStorage<Int, Int> {
-        try MemoryStorage<Int, Int>(maximumCost: 100, evictionPolicy: policy, cost: { $0 })
+        MemoryStorage<Int, Int>(maximumCost: 100, evictionPolicy: policy, cost: { $0 })
     }
 
     /// Under a cost limit the window holds 1% of the cost: an entry that costs more leaves it at
     /// once and is judged, instead of evicting main's entries unjudged while it waits there.
     @Test(arguments: [EvictionPolicy.wTinyLFU, .adaptive])
     func aLargeEntryWrittenOnceDoesNotFlushTheWarmEntries(policy: EvictionPolicy) throws {
-        let cache = try MemoryStorage<Int, Int>(maximumCost: 1_000, evictionPolicy: policy, cost: { $0 })
+        let cache = MemoryStorage<Int, Int>(maximumCost: 1_000, evictionPolicy: policy, cost: { $0 })
         for _ in 0..<3 {
             for key in 0..<900 where cache.value(forKey: key) == nil {
                 cache.set(1, forKey: key)
@@ -336,7 +336,7 @@ import _StrataInternals
 
     @Test(arguments: policies, [true, false])
     func theCostLimitHoldsWithMixedCosts(policy: EvictionPolicy, alsoLimitsCount: Bool) throws {
-        let cache = try MemoryStorage<Int, Int>(
+        let cache = MemoryStorage<Int, Int>(
             maximumCount: alsoLimitsCount ? 40 : nil,
             maximumCost: 300,
             evictionPolicy: policy,
@@ -363,7 +363,7 @@ import _StrataInternals
 
     @Test(arguments: policies)
     func theCountNeverExceedsTheLimit(policy: EvictionPolicy) throws {
-        let cache = try MemoryStorage<Int, Int>(maximumCount: 16, evictionPolicy: policy)
+        let cache = MemoryStorage<Int, Int>(maximumCount: 16, evictionPolicy: policy)
         var random = SeededRandomNumberGenerator(seed: 7)
         var largestCount = 0
 
@@ -384,7 +384,7 @@ import _StrataInternals
 
     @Test(arguments: policies)
     func removeAllLeavesAWorkingCache(policy: EvictionPolicy) throws {
-        let cache = try MemoryStorage<Int, Int>(maximumCount: 10, evictionPolicy: policy)
+        let cache = MemoryStorage<Int, Int>(maximumCount: 10, evictionPolicy: policy)
         Self.replay(0..<100, through: cache)
 
         cache.removeAll()
@@ -404,7 +404,7 @@ import _StrataInternals
         for capacity in [1, 2, 5, 16, 40] {
             let optimum = Self.beladyHits(keys, capacity: capacity)
             for policy in Self.policies {
-                let cache = try MemoryStorage<Int, Int>(maximumCount: capacity, evictionPolicy: policy)
+                let cache = MemoryStorage<Int, Int>(maximumCount: capacity, evictionPolicy: policy)
 
                 let hits = Self.replay(keys, through: cache)
 

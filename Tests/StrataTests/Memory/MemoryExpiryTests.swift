@@ -22,7 +22,7 @@ import _StrataInternals
 
     @Test func anIdleTimeIsRenewedByReadsAndWritesButNotByPeeks() throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Int>(expiry: .afterAccess(.seconds(10)), clock: clock)
+        let cache = MemoryStorage<String, Int>(expiry: .afterAccess(.seconds(10)), clock: clock)
         cache.set(1, forKey: "read")
         cache.set(2, forKey: "peeked")
         cache.set(3, forKey: "rewritten")
@@ -44,7 +44,7 @@ import _StrataInternals
 
     @Test func bulkReadsRenewAnIdleTimeAsSingleReadsDo() throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Int>(expiry: .afterAccess(.seconds(10)), clock: clock)
+        let cache = MemoryStorage<String, Int>(expiry: .afterAccess(.seconds(10)), clock: clock)
         cache.setValues([("a", 1), ("b", 2), ("c", 3)])
 
         clock.advance(by: .seconds(6))
@@ -57,7 +57,7 @@ import _StrataInternals
 
     @Test func anUpdateRenewsAnIdleTime() throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Int>(expiry: .afterAccess(.seconds(10)), clock: clock)
+        let cache = MemoryStorage<String, Int>(expiry: .afterAccess(.seconds(10)), clock: clock)
         try cache.update(forKey: "a") { $0 = 1 }
         clock.advance(by: .seconds(7))
         try cache.update(forKey: "a") { $0 = ($0 ?? 0) + 1 }
@@ -69,7 +69,7 @@ import _StrataInternals
 
     @Test func aWriteOnlyCacheWithAnIdleTimeStaysBoundedWhileReadEntriesLive() throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<Int, Int>(expiry: .afterAccess(.seconds(1)), clock: clock)
+        let cache = MemoryStorage<Int, Int>(expiry: .afterAccess(.seconds(1)), clock: clock)
         cache.set(-1, forKey: -1)
         var largest = 0
         // Ten simulated minutes, 100 writes of new keys per 100 ms; one key read all along.
@@ -88,7 +88,7 @@ import _StrataInternals
 
     @Test func anIdleEntryThatExpiresIsToldAsExpired() async throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Int>(expiry: .afterAccess(.seconds(1)), clock: clock)
+        let cache = MemoryStorage<String, Int>(expiry: .afterAccess(.seconds(1)), clock: clock)
         let removals = cache.removals()
         cache.set(1, forKey: "idle")
         clock.advance(by: .seconds(2))
@@ -102,7 +102,7 @@ import _StrataInternals
 
     @Test func eachValueLivesAsLongAsItsOwnRuleSays() throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Response>(expiry: Self.byMaxAge, clock: clock)
+        let cache = MemoryStorage<String, Response>(expiry: Self.byMaxAge, clock: clock)
         cache.set(Response(body: "short", maxAge: .seconds(5)), forKey: "short")
         cache.set(Response(body: "long", maxAge: .seconds(50)), forKey: "long")
         cache.set(Response(body: "forever", maxAge: nil), forKey: "forever")
@@ -120,7 +120,7 @@ import _StrataInternals
 
     @Test func aLifetimeThatHasRunOutStoresNothingAndRemovesTheOlderValue() throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Response>(expiry: Self.byMaxAge, clock: clock)
+        let cache = MemoryStorage<String, Response>(expiry: Self.byMaxAge, clock: clock)
         cache.set(Response(body: "fresh", maxAge: .seconds(60)), forKey: "page")
 
         cache.set(Response(body: "stale", maxAge: .zero), forKey: "page")
@@ -137,7 +137,7 @@ import _StrataInternals
 
     @Test func aLifetimeTooLongToRepresentAsADateStillExpiresNeverInPractice() throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Response>(expiry: Self.byMaxAge, clock: clock)
+        let cache = MemoryStorage<String, Response>(expiry: Self.byMaxAge, clock: clock)
         cache.set(Response(body: "a", maxAge: .seconds(Int64.max)), forKey: "a")
         clock.advance(by: .seconds(100 * 365 * 24 * 3_600))
 
@@ -152,7 +152,7 @@ import _StrataInternals
     @Test func aTimeToLiveGivenToOneCallIsUsedAndTheRulesAreNotAsked() throws {
         let clock = ManualClock()
         let asked = LockedState(0)
-        let cache = try MemoryStorage<String, Int>(
+        let cache = MemoryStorage<String, Int>(
             expiry: Expiry { _, _ in
                 asked.withLock { $0 += 1 }
                 return .remaining(.seconds(100))
@@ -174,7 +174,7 @@ import _StrataInternals
     @Test func theUpdateRuleSeesTheOldLifetimeAndCanKeepIt() throws {
         let clock = ManualClock()
         let seen = LockedState<[Lifetime]>([])
-        let cache = try MemoryStorage<String, Int>(
+        let cache = MemoryStorage<String, Int>(
             expiry: Expiry(
                 afterCreate: { _, _ in .remaining(.seconds(60)) },
                 afterUpdate: { _, _, current in
@@ -199,7 +199,7 @@ import _StrataInternals
 
     @Test func withoutAnUpdateRuleAReplacedValueStartsALifetimeOfItsOwn() throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Response>(expiry: Self.byMaxAge, clock: clock)
+        let cache = MemoryStorage<String, Response>(expiry: Self.byMaxAge, clock: clock)
         cache.set(Response(body: "v1", maxAge: .seconds(10)), forKey: "page")
         clock.advance(by: .seconds(8))
         cache.set(Response(body: "v2", maxAge: .seconds(30)), forKey: "page")
@@ -211,7 +211,7 @@ import _StrataInternals
 
     @Test func theReadRuleRunsOnReadsThatCountAsAUse() throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Int>(
+        let cache = MemoryStorage<String, Int>(
             expiry: Expiry(
                 afterCreate: { _, _ in .remaining(.seconds(10)) },
                 afterRead: { _, value, current in
@@ -236,7 +236,7 @@ import _StrataInternals
 
     @Test func aReadRuleThatAnswersNoTimeLeftReturnsTheValueOnceThenExpiresIt() throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Int>(
+        let cache = MemoryStorage<String, Int>(
             expiry: Expiry(
                 afterCreate: { _, _ in .unlimited },
                 afterRead: { _, _, _ in .remaining(.seconds(-5)) }
@@ -253,7 +253,7 @@ import _StrataInternals
 
     @Test func aReadRuleThatShortensLifetimesStillLetsTheSweepRemoveWhatNobodyReadsAgain() throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<Int, Int>(
+        let cache = MemoryStorage<Int, Int>(
             expiry: Expiry(
                 afterCreate: { _, _ in .unlimited },
                 afterRead: { _, _, _ in .remaining(.seconds(1)) }
@@ -293,7 +293,7 @@ import _StrataInternals
             }
         )
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Int>(expiry: rules, clock: clock)
+        let cache = MemoryStorage<String, Int>(expiry: rules, clock: clock)
         box.storage.withLock { $0 = cache }
 
         cache.set(1, forKey: "a")
@@ -312,7 +312,7 @@ import _StrataInternals
 
     @Test func bulkWritesWorkOutEachValuesLifetime() throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Response>(expiry: Self.byMaxAge, clock: clock)
+        let cache = MemoryStorage<String, Response>(expiry: Self.byMaxAge, clock: clock)
         cache.set(Response(body: "old", maxAge: nil), forKey: "gone")
         cache.setValues([
             ("a", Response(body: "a", maxAge: .seconds(5))),
@@ -331,7 +331,7 @@ import _StrataInternals
 
     @Test func bulkWritesApplyTheUpdateRuleToEachReplacedValue() throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Int>(
+        let cache = MemoryStorage<String, Int>(
             expiry: Expiry(
                 afterCreate: { _, _ in .remaining(.seconds(60)) },
                 afterUpdate: { _, _, current in current }
@@ -348,34 +348,39 @@ import _StrataInternals
 
     // MARK: Configuration
 
-    @Test func aTimeToLiveAndAnExpiryTogetherAreRefused() {
-        #expect(throws: StorageError.self) {
-            _ = try MemoryStorage<String, Int>(timeToLive: .seconds(1), expiry: .afterAccess(.seconds(1)))
+    @Test func aTimeToLiveAndAnExpiryTogetherStop() async {
+        let stopped = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = MemoryStorage<String, Int>(timeToLive: .seconds(1), expiry: .afterAccess(.seconds(1)))
         }
-        do {
-            _ = try MemoryStorage<String, Int>(timeToLive: .seconds(1), expiry: .afterAccess(.seconds(1)))
-        } catch {
-            #expect(error.code == .invalidConfiguration)
-            #expect(error.message.contains("not both"))
-        }
+
+        expectStop(
+            stopped?.standardErrorContent,
+            saying: "MemoryStorage: give timeToLive (1.0 seconds) or expiry, not both"
+        )
     }
 
     @Test(arguments: [Duration.zero, .seconds(-1)])
-    func anIdleTimeOrTimeToLiveOfZeroOrLessIsRefused(time: Duration) {
-        for expiry in [Expiry<String, Int>.afterAccess(time), .afterWrite(time)] {
-            do {
-                _ = try MemoryStorage<String, Int>(expiry: expiry)
-                Issue.record("a lifetime of \(time) was accepted")
-            } catch {
-                #expect(error.code == .invalidConfiguration)
-                #expect(error.message.contains("must be positive"))
-            }
+    func anIdleTimeOrTimeToLiveOfZeroOrLessStops(time: Duration) async {
+        let idle = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [time] in
+            _ = MemoryStorage<String, Int>(expiry: .afterAccess(time))
         }
+        let written = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [time] in
+            _ = MemoryStorage<String, Int>(expiry: .afterWrite(time))
+        }
+
+        expectStop(
+            idle?.standardErrorContent,
+            saying: "MemoryStorage: the idle time of Expiry.afterAccess must be positive, got \(time)"
+        )
+        expectStop(
+            written?.standardErrorContent,
+            saying: "MemoryStorage: the time to live of Expiry.afterWrite must be positive, got \(time)"
+        )
     }
 
     @Test func afterWriteRestartsTheLifetimeOnEveryWrite() throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Int>(expiry: .afterWrite(.seconds(10)), clock: clock)
+        let cache = MemoryStorage<String, Int>(expiry: .afterWrite(.seconds(10)), clock: clock)
         cache.set(1, forKey: "a")
         clock.advance(by: .seconds(8))
         #expect(cache.value(forKey: "a") == 1)

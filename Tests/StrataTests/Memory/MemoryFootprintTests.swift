@@ -13,7 +13,7 @@ import _StrataInternals
     @Test(arguments: policies)
     func aHugeCountLimitWorksAndEvictsNothingItNeedNot(policy: EvictionPolicy) throws {
         for limit in [Int.max / 2, Int(Int32.max), 1_000_000] {
-            let cache = try MemoryStorage<Int, Int>(maximumCount: limit, evictionPolicy: policy)
+            let cache = MemoryStorage<Int, Int>(maximumCount: limit, evictionPolicy: policy)
             for key in 0..<20_000 { cache.set(key, forKey: key) }
             for key in 0..<20_000 { _ = cache.value(forKey: key) }
 
@@ -24,7 +24,7 @@ import _StrataInternals
 
     @Test(arguments: policies)
     func aFilledCacheStillEvictsToItsLimitAfterGrowing(policy: EvictionPolicy) throws {
-        let cache = try MemoryStorage<Int, Int>(maximumCount: 10_000, evictionPolicy: policy)
+        let cache = MemoryStorage<Int, Int>(maximumCount: 10_000, evictionPolicy: policy)
         for round in 0..<3 {
             for key in 0..<30_000 { cache.set(key, forKey: round * 100_000 + key) }
         }
@@ -36,7 +36,7 @@ import _StrataInternals
     /// (16 to 36 MB) at construction.
     @Test(arguments: policies)
     func whatThePolicyReservesFollowsTheEntriesHeld(policy: EvictionPolicy) throws {
-        let cache = try MemoryStorage<Int, Int>(maximumCount: 1_000_000, evictionPolicy: policy)
+        let cache = MemoryStorage<Int, Int>(maximumCount: 1_000_000, evictionPolicy: policy)
         for key in 0..<10 { cache.set(key, forKey: key) }
         let nearlyEmpty = cache.cache.policy.withLock { $0.queue.reservedByteCount }
         for key in 0..<200_000 { cache.set(key, forKey: key) }

@@ -17,7 +17,7 @@ import _StrataInternals
         maximumCount: Int? = 1_000,
         metrics: StorageMetrics? = nil
     ) throws -> MemoryStorage<String, Data> {
-        let cache = try MemoryStorage<String, Data>(
+        let cache = MemoryStorage<String, Data>(
             maximumCount: maximumCount,
             evictionPolicy: .leastRecentlyUsed,
             metrics: metrics,
@@ -45,7 +45,7 @@ import _StrataInternals
 
     @Test func aWarningTrimsByCostAsWellAsByCount() throws {
         let source = MemoryPressureSource()
-        let cache = try MemoryStorage<String, Data>(
+        let cache = MemoryStorage<String, Data>(
             maximumCost: 1_000,
             evictionPolicy: .leastRecentlyUsed,
             memoryPressure: .trimming(keepingOnWarning: 0.5, from: source)
@@ -64,7 +64,7 @@ import _StrataInternals
 
     @Test func aCriticalEventEmptiesTheStorageAndTellsWhy() async throws {
         let source = MemoryPressureSource()
-        let cache = try MemoryStorage<String, Int>(
+        let cache = MemoryStorage<String, Int>(
             maximumCount: 100,
             evictionPolicy: .leastRecentlyUsed,
             memoryPressure: .trimming(keepingOnWarning: 0.9, from: source)
@@ -122,16 +122,45 @@ import _StrataInternals
         #expect(source.eventCount(.warning) == 0)
     }
 
-    @Test(arguments: [-0.1, 1.5, Double.nan, Double.infinity])
-    func aShareOutsideZeroToOneIsRefused(_ share: Double) {
-        let error = #expect(throws: StorageError.self) {
-            _ = try MemoryStorage<String, Int>(
+    @Test(arguments: [-0.1, 1.5])
+    func aShareOutsideZeroToOneStops(_ share: Double) async {
+        let stopped = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [share] in
+            _ = MemoryStorage<String, Int>(
                 maximumCount: 10,
                 memoryPressure: .trimming(keepingOnWarning: share, from: MemoryPressureSource())
             )
         }
-        #expect(error?.code == .invalidConfiguration)
-        #expect(error?.message.contains("keptOnWarning") == true)
+
+        expectStop(
+            stopped?.standardErrorContent,
+            saying: "MemoryStorage: memoryPressure.keptOnWarning must be from 0 to 1, got \(share)"
+        )
+    }
+
+    /// NaN and infinity on their own: JSON, which carries a captured value to the child
+    /// process, has neither.
+    @Test func aShareThatIsNotAFiniteNumberStops() async {
+        let notANumber = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = MemoryStorage<String, Int>(
+                maximumCount: 10,
+                memoryPressure: .trimming(keepingOnWarning: .nan, from: MemoryPressureSource())
+            )
+        }
+        let infinite = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = MemoryStorage<String, Int>(
+                maximumCount: 10,
+                memoryPressure: .trimming(keepingOnWarning: .infinity, from: MemoryPressureSource())
+            )
+        }
+
+        expectStop(
+            notANumber?.standardErrorContent,
+            saying: "MemoryStorage: memoryPressure.keptOnWarning must be from 0 to 1, got nan"
+        )
+        expectStop(
+            infinite?.standardErrorContent,
+            saying: "MemoryStorage: memoryPressure.keptOnWarning must be from 0 to 1, got inf"
+        )
     }
 
     @Test func aReleasedStorageStopsListening() throws {
@@ -164,7 +193,7 @@ import _StrataInternals
 
     @Test func aWarningDuringWritesLeavesTheStorageConsistent() async throws {
         let source = MemoryPressureSource()
-        let cache = try MemoryStorage<Int, Int>(
+        let cache = MemoryStorage<Int, Int>(
             maximumCount: 10_000,
             memoryPressure: .trimming(keepingOnWarning: 0.5, from: source)
         )
@@ -186,7 +215,7 @@ import _StrataInternals
     // MARK: The platform's signal
 
     @Test func theSystemSourceWatchesThePlatformOnceAStorageListens() throws {
-        let cache = try MemoryStorage<String, Int>(maximumCount: 10)
+        let cache = MemoryStorage<String, Int>(maximumCount: 10)
         let status = MemoryPressureSource.system.status
         switch status {
         case .watching(let what):

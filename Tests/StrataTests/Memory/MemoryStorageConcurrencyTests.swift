@@ -10,7 +10,7 @@ import _StrataInternals
     @Test func readsOfEveryShardReachThePolicyBeforeTheNextEviction() throws {
         // 100 keys spread over every shard; each of the first half read once, fewer reads per
         // shard than a shard buffers before it offers to drain.
-        let cache = try MemoryStorage<Int, Int>(maximumCount: 100, evictionPolicy: .leastRecentlyUsed)
+        let cache = MemoryStorage<Int, Int>(maximumCount: 100, evictionPolicy: .leastRecentlyUsed)
         for key in 0..<100 {
             cache.set(key, forKey: key)
         }
@@ -28,7 +28,7 @@ import _StrataInternals
     }
 
     @Test func aReplacementOfTheSameCostCountsAsAWriteAndAUse() throws {
-        let cache = try MemoryStorage<Int, Int>(maximumCount: 3, evictionPolicy: .leastRecentlyUsed)
+        let cache = MemoryStorage<Int, Int>(maximumCount: 3, evictionPolicy: .leastRecentlyUsed)
         cache.set(1, forKey: 1)
         cache.set(2, forKey: 2)
         cache.set(3, forKey: 3)
@@ -43,7 +43,7 @@ import _StrataInternals
     }
 
     @Test func aReplacementOfAnotherCostMovesTheTotal() throws {
-        let cache = try MemoryStorage<String, Data>(maximumCost: 10)
+        let cache = MemoryStorage<String, Data>(maximumCost: 10)
         cache.set(Data(count: 4), forKey: "a")
         cache.set(Data(count: 4), forKey: "b")
 
@@ -143,7 +143,7 @@ import _StrataInternals
     }
 
     @Test func boundedStorageUnderManyThreadsKeepsItsLimitsAndItsBooks() async throws {
-        let cache = try MemoryStorage<Int, Data>(maximumCount: 500, maximumCost: 20_000)
+        let cache = MemoryStorage<Int, Data>(maximumCount: 500, maximumCost: 20_000)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for thread in 0..<4 {
                 group.addTask {

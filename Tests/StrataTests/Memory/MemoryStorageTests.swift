@@ -45,7 +45,7 @@ import Testing
     }
 
     @Test func containsValueDoesNotCountAsAUse() throws {
-        let cache = try MemoryStorage<String, Int>(maximumCount: 2, evictionPolicy: .leastRecentlyUsed)
+        let cache = MemoryStorage<String, Int>(maximumCount: 2, evictionPolicy: .leastRecentlyUsed)
         cache.set(1, forKey: "a")
         cache.set(2, forKey: "b")
 
@@ -75,7 +75,7 @@ import Testing
     // MARK: Limits
 
     @Test func countLimitEvictsTheLeastRecentlyUsed() throws {
-        let cache = try MemoryStorage<String, Int>(maximumCount: 2, evictionPolicy: .leastRecentlyUsed)
+        let cache = MemoryStorage<String, Int>(maximumCount: 2, evictionPolicy: .leastRecentlyUsed)
         cache.set(1, forKey: "a")
         cache.set(2, forKey: "b")
 
@@ -88,7 +88,7 @@ import Testing
     }
 
     @Test func readMakesAnEntryTheMostRecentlyUsed() throws {
-        let cache = try MemoryStorage<String, Int>(maximumCount: 2, evictionPolicy: .leastRecentlyUsed)
+        let cache = MemoryStorage<String, Int>(maximumCount: 2, evictionPolicy: .leastRecentlyUsed)
         cache.set(1, forKey: "a")
         cache.set(2, forKey: "b")
 
@@ -101,7 +101,7 @@ import Testing
     }
 
     @Test func overwriteMakesAnEntryTheMostRecentlyUsed() throws {
-        let cache = try MemoryStorage<String, Int>(maximumCount: 2, evictionPolicy: .leastRecentlyUsed)
+        let cache = MemoryStorage<String, Int>(maximumCount: 2, evictionPolicy: .leastRecentlyUsed)
         cache.set(1, forKey: "a")
         cache.set(2, forKey: "b")
 
@@ -113,7 +113,7 @@ import Testing
     }
 
     @Test func costLimitCountsDataByItsByteCount() throws {
-        let cache = try MemoryStorage<String, Data>(maximumCost: 100, evictionPolicy: .leastRecentlyUsed)
+        let cache = MemoryStorage<String, Data>(maximumCost: 100, evictionPolicy: .leastRecentlyUsed)
         cache.set(Data(count: 40), forKey: "a")
         cache.set(Data(count: 40), forKey: "b")
 
@@ -126,7 +126,7 @@ import Testing
     }
 
     @Test func costLimitCountsStringsByTheirUTF8Length() throws {
-        let cache = try MemoryStorage<String, String>(maximumCost: 10)
+        let cache = MemoryStorage<String, String>(maximumCost: 10)
 
         cache.set("héllo", forKey: "a")
 
@@ -134,7 +134,7 @@ import Testing
     }
 
     @Test func customCostReplacesTheDefault() throws {
-        let cache = try MemoryStorage<String, [Int]>(
+        let cache = MemoryStorage<String, [Int]>(
             maximumCost: 5,
             evictionPolicy: .leastRecentlyUsed,
             cost: { $0.count }
@@ -149,7 +149,7 @@ import Testing
     }
 
     @Test func valueCostlierThanTheWholeLimitIsNotKept() throws {
-        let cache = try MemoryStorage<String, Data>(maximumCost: 100, evictionPolicy: .leastRecentlyUsed)
+        let cache = MemoryStorage<String, Data>(maximumCost: 100, evictionPolicy: .leastRecentlyUsed)
         cache.set(Data(count: 10), forKey: "small")
         cache.set(Data(count: 20), forKey: "big")
 
@@ -163,7 +163,7 @@ import Testing
     }
 
     @Test func valueCostingExactlyTheLimitIsKept() throws {
-        let cache = try MemoryStorage<String, Data>(maximumCost: 100, evictionPolicy: .leastRecentlyUsed)
+        let cache = MemoryStorage<String, Data>(maximumCost: 100, evictionPolicy: .leastRecentlyUsed)
         cache.set(Data(count: 1), forKey: "small")
 
         cache.set(Data(count: 100), forKey: "exact")
@@ -174,40 +174,49 @@ import Testing
     }
 
     @Test(arguments: [0, -1, Int.min])
-    func nonPositiveMaximumCountIsRejected(maximumCount: Int) {
-        let error = #expect(throws: StorageError.self) {
-            try MemoryStorage<String, Int>(maximumCount: maximumCount)
+    func nonPositiveMaximumCountStops(maximumCount: Int) async {
+        let stopped = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            [maximumCount] in
+            _ = MemoryStorage<String, Int>(maximumCount: maximumCount)
         }
 
-        #expect(error?.code == .invalidConfiguration)
-        #expect(error?.message.contains("maximumCount") == true)
+        expectStop(
+            stopped?.standardErrorContent,
+            saying: "MemoryStorage: maximumCount must be positive, got \(maximumCount)"
+        )
     }
 
     @Test(arguments: [0, -1, Int.min])
-    func nonPositiveMaximumCostIsRejected(maximumCost: Int) {
-        let error = #expect(throws: StorageError.self) {
-            try MemoryStorage<String, Int>(maximumCost: maximumCost)
+    func nonPositiveMaximumCostStops(maximumCost: Int) async {
+        let stopped = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            [maximumCost] in
+            _ = MemoryStorage<String, Int>(maximumCost: maximumCost)
         }
 
-        #expect(error?.code == .invalidConfiguration)
-        #expect(error?.message.contains("maximumCost") == true)
+        expectStop(
+            stopped?.standardErrorContent,
+            saying: "MemoryStorage: maximumCost must be positive, got \(maximumCost)"
+        )
     }
 
     @Test(arguments: [Duration.zero, .seconds(-1), .nanoseconds(-1)])
-    func nonPositiveTimeToLiveIsRejected(timeToLive: Duration) {
-        let error = #expect(throws: StorageError.self) {
-            try MemoryStorage<String, Int>(timeToLive: timeToLive)
+    func nonPositiveTimeToLiveStops(timeToLive: Duration) async {
+        let stopped = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            [timeToLive] in
+            _ = MemoryStorage<String, Int>(timeToLive: timeToLive)
         }
 
-        #expect(error?.code == .invalidConfiguration)
-        #expect(error?.message.contains("timeToLive") == true)
+        expectStop(
+            stopped?.standardErrorContent,
+            saying: "MemoryStorage: timeToLive must be positive, got \(timeToLive)"
+        )
     }
 
     // MARK: Every eviction policy
 
     @Test(arguments: EvictionPolicy.all)
     func everyPolicyKeepsTheCountLimit(policy: EvictionPolicy) throws {
-        let cache = try MemoryStorage<Int, Int>(maximumCount: 10, evictionPolicy: policy)
+        let cache = MemoryStorage<Int, Int>(maximumCount: 10, evictionPolicy: policy)
 
         for key in 0..<1_000 {
             cache.set(key, forKey: key)
@@ -221,7 +230,7 @@ import Testing
 
     @Test(arguments: EvictionPolicy.all)
     func everyPolicyKeepsTheCostLimit(policy: EvictionPolicy) throws {
-        let cache = try MemoryStorage<Int, Data>(maximumCost: 1_000, evictionPolicy: policy)
+        let cache = MemoryStorage<Int, Data>(maximumCost: 1_000, evictionPolicy: policy)
 
         for key in 0..<500 {
             cache.set(Data(count: key % 97), forKey: key)
@@ -234,7 +243,7 @@ import Testing
 
     @Test(arguments: EvictionPolicy.all)
     func everyPolicyRejectsAValueCostlierThanTheLimitWithoutEvicting(policy: EvictionPolicy) throws {
-        let cache = try MemoryStorage<String, Data>(maximumCost: 100, evictionPolicy: policy)
+        let cache = MemoryStorage<String, Data>(maximumCost: 100, evictionPolicy: policy)
         cache.set(Data(count: 50), forKey: "kept")
         cache.set(Data(count: 10), forKey: "big")
 
@@ -248,7 +257,7 @@ import Testing
 
     @Test(arguments: EvictionPolicy.all)
     func everyPolicyTrimsToCountAndCost(policy: EvictionPolicy) throws {
-        let cache = try MemoryStorage<Int, Data>(evictionPolicy: policy)
+        let cache = MemoryStorage<Int, Data>(evictionPolicy: policy)
         for key in 0..<100 {
             cache.set(Data(count: 10), forKey: key)
         }
@@ -264,7 +273,7 @@ import Testing
 
     @Test(arguments: EvictionPolicy.all)
     func everyPolicyKeepsItsLimitsAfterRemoveAll(policy: EvictionPolicy) throws {
-        let cache = try MemoryStorage<Int, Int>(maximumCount: 8, evictionPolicy: policy)
+        let cache = MemoryStorage<Int, Int>(maximumCount: 8, evictionPolicy: policy)
         for key in 0..<100 {
             cache.set(key, forKey: key)
         }
@@ -283,7 +292,7 @@ import Testing
 
     @Test func valueExpiresAfterTheDefaultTimeToLive() throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Int>(timeToLive: .seconds(60), clock: clock)
+        let cache = MemoryStorage<String, Int>(timeToLive: .seconds(60), clock: clock)
         cache.set(1, forKey: "a")
 
         clock.advance(by: .seconds(59))
@@ -297,7 +306,7 @@ import Testing
 
     @Test func perEntryTimeToLiveOverridesTheDefault() throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Int>(timeToLive: .seconds(60), clock: clock)
+        let cache = MemoryStorage<String, Int>(timeToLive: .seconds(60), clock: clock)
         cache.set(1, forKey: "short", timeToLive: .seconds(10))
         cache.set(2, forKey: "long", timeToLive: .seconds(120))
         cache.set(3, forKey: "default")
@@ -311,7 +320,7 @@ import Testing
 
     @Test func perEntryTimeToLiveWorksWithoutADefault() throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Int>(clock: clock)
+        let cache = MemoryStorage<String, Int>(clock: clock)
         cache.set(1, forKey: "forever")
         cache.set(2, forKey: "brief", timeToLive: .milliseconds(1))
 
@@ -323,7 +332,7 @@ import Testing
 
     @Test func expiredReadCountsAMissAndAnExpiration() throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Int>(timeToLive: .seconds(1), clock: clock)
+        let cache = MemoryStorage<String, Int>(timeToLive: .seconds(1), clock: clock)
         cache.set(1, forKey: "a")
 
         clock.advance(by: .seconds(2))
@@ -339,7 +348,7 @@ import Testing
 
     @Test func expiredValuesAreNotListedOrContained() throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Int>(timeToLive: .seconds(10), clock: clock)
+        let cache = MemoryStorage<String, Int>(timeToLive: .seconds(10), clock: clock)
         cache.set(1, forKey: "old")
         clock.advance(by: .seconds(5))
         cache.set(2, forKey: "new")
@@ -354,7 +363,7 @@ import Testing
 
     @Test func removeExpiredRemovesOnlyExpiredValues() throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Int>(timeToLive: .seconds(10), clock: clock)
+        let cache = MemoryStorage<String, Int>(timeToLive: .seconds(10), clock: clock)
         cache.set(1, forKey: "a")
         cache.set(2, forKey: "b")
         cache.set(3, forKey: "forever", timeToLive: .seconds(1_000))
@@ -370,7 +379,7 @@ import Testing
 
     @Test func updateOfAnExpiredValueSeesNil() throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Int>(timeToLive: .seconds(10), clock: clock)
+        let cache = MemoryStorage<String, Int>(timeToLive: .seconds(10), clock: clock)
         cache.set(5, forKey: "a")
         clock.advance(by: .seconds(10))
 
@@ -386,7 +395,7 @@ import Testing
     // MARK: Trimming and clearing
 
     @Test func trimToCostEvictsLeastRecentlyUsedFirst() throws {
-        let cache = try MemoryStorage<String, Data>(evictionPolicy: .leastRecentlyUsed)
+        let cache = MemoryStorage<String, Data>(evictionPolicy: .leastRecentlyUsed)
         cache.set(Data(count: 10), forKey: "a")
         cache.set(Data(count: 10), forKey: "b")
         cache.set(Data(count: 10), forKey: "c")
@@ -400,7 +409,7 @@ import Testing
     }
 
     @Test func trimToCountEvictsLeastRecentlyUsedFirst() throws {
-        let cache = try MemoryStorage<String, Int>(evictionPolicy: .leastRecentlyUsed)
+        let cache = MemoryStorage<String, Int>(evictionPolicy: .leastRecentlyUsed)
         for (index, key) in ["a", "b", "c", "d"].enumerated() {
             cache.set(index, forKey: key)
         }
@@ -439,7 +448,7 @@ import Testing
     }
 
     @Test func storageWorksAfterRemoveAll() throws {
-        let cache = try MemoryStorage<String, Int>(maximumCount: 2, evictionPolicy: .leastRecentlyUsed)
+        let cache = MemoryStorage<String, Int>(maximumCount: 2, evictionPolicy: .leastRecentlyUsed)
         cache.set(1, forKey: "a")
         cache.set(2, forKey: "b")
         cache.removeAll()
@@ -466,7 +475,7 @@ import Testing
     // MARK: Statistics
 
     @Test func statisticsCountHitsMissesAndEvictions() throws {
-        let cache = try MemoryStorage<String, Int>(maximumCount: 1, evictionPolicy: .leastRecentlyUsed)
+        let cache = MemoryStorage<String, Int>(maximumCount: 1, evictionPolicy: .leastRecentlyUsed)
         cache.set(1, forKey: "a")
         _ = cache.value(forKey: "a")
         _ = cache.value(forKey: "a")
@@ -572,7 +581,7 @@ import Testing
     }
 
     @Test func updateRespectsTheCostLimit() throws {
-        let cache = try MemoryStorage<String, Data>(maximumCost: 10, evictionPolicy: .leastRecentlyUsed)
+        let cache = MemoryStorage<String, Data>(maximumCost: 10, evictionPolicy: .leastRecentlyUsed)
         cache.set(Data(count: 5), forKey: "other")
 
         try cache.update(forKey: "grow") { $0 = Data(count: 8) }
@@ -586,7 +595,7 @@ import Testing
     /// it is judged at once against the entry it would displace, and a tie keeps that entry.
     /// Either way the limit holds and what is kept is whole.
     @Test func updateRespectsTheCostLimitUnderTheDefaultPolicy() throws {
-        let cache = try MemoryStorage<String, Data>(maximumCost: 10)
+        let cache = MemoryStorage<String, Data>(maximumCost: 10)
         cache.set(Data(count: 5), forKey: "other")
 
         try cache.update(forKey: "grow") { $0 = Data(count: 8) }

@@ -53,8 +53,8 @@ import Testing
     }
 
     @Test func evictionsSayWhetherForCountOrForSize() async throws {
-        let byCount = try MemoryStorage<String, Int>(maximumCount: 2, evictionPolicy: .leastRecentlyUsed)
-        let bySize = try MemoryStorage<String, Int>(
+        let byCount = MemoryStorage<String, Int>(maximumCount: 2, evictionPolicy: .leastRecentlyUsed)
+        let bySize = MemoryStorage<String, Int>(
             maximumCost: 10,
             evictionPolicy: .leastRecentlyUsed,
             cost: { $0 }
@@ -83,7 +83,7 @@ import Testing
 
     @Test func expiredValuesAreToldWhetherReadSweptOrRemoved() async throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Int>(timeToLive: .seconds(1), clock: clock)
+        let cache = MemoryStorage<String, Int>(timeToLive: .seconds(1), clock: clock)
         let stream = cache.removals()
         func act() {
             cache.set(1, forKey: "read")
@@ -101,7 +101,7 @@ import Testing
 
     @Test func aListenerThatNeverReadsHoldsNothingBackAndKeepsTheNewest() async throws {
         // Least recently used: set i evicts the value set ten sets before it.
-        let cache = try MemoryStorage<String, Int>(maximumCount: 10, evictionPolicy: .leastRecentlyUsed)
+        let cache = MemoryStorage<String, Int>(maximumCount: 10, evictionPolicy: .leastRecentlyUsed)
         let stream = cache.removals(bufferingNewest: 100)
         func act() {
             for index in 0..<10_000 { cache.set(index, forKey: "k\(index)") }

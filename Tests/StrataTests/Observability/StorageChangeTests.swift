@@ -16,7 +16,7 @@ import Testing
 
     @Test func everyKindOfChangeIsToldInOrder() async throws {
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Int>(maximumCount: 2, evictionPolicy: .leastRecentlyUsed, clock: clock)
+        let cache = MemoryStorage<String, Int>(maximumCount: 2, evictionPolicy: .leastRecentlyUsed, clock: clock)
         let stream = cache.changes()
 
         cache.set(1, forKey: "a")
@@ -39,7 +39,7 @@ import Testing
     }
 
     @Test func aValueTheStorageDoesNotKeepIsNotToldAsSet() async throws {
-        let cache = try MemoryStorage<String, Data>(maximumCost: 10)
+        let cache = MemoryStorage<String, Data>(maximumCost: 10)
         let stream = cache.changes()
         cache.set(Data(count: 5), forKey: "small")
         cache.set(Data(count: 50), forKey: "small")  // costlier than the limit: the old one goes

@@ -14,7 +14,7 @@ import Testing
     @Test func evictionStormIsLoggedOncePerWindowWithoutKeys() throws {
         let (logger, handler) = RecordingLogHandler.logger(level: .info)
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Int>(maximumCount: 1, clock: clock, logger: logger)
+        let cache = MemoryStorage<String, Int>(maximumCount: 1, clock: clock, logger: logger)
 
         for index in 0..<3_000 {
             cache.set(index, forKey: "user-\(index)")
@@ -38,7 +38,7 @@ import Testing
 
     @Test func evictionsUpToTheThresholdAreNotAStorm() throws {
         let (logger, handler) = RecordingLogHandler.logger(level: .trace)
-        let cache = try MemoryStorage<String, Int>(maximumCount: 1, clock: ManualClock(), logger: logger)
+        let cache = MemoryStorage<String, Int>(maximumCount: 1, clock: ManualClock(), logger: logger)
 
         for index in 0...Int(StorageObserver.stormThreshold) {
             cache.set(index, forKey: "user-\(index)")

@@ -25,7 +25,7 @@ import Testing
 
     @Test func memoryHitsMissesAndWritesAreCounted() throws {
         let (metrics, factory) = Self.metrics()
-        let cache = try MemoryStorage<String, Int>(metrics: metrics)
+        let cache = MemoryStorage<String, Int>(metrics: metrics)
 
         cache.set(1, forKey: "a")
         _ = cache.value(forKey: "a")
@@ -40,7 +40,7 @@ import Testing
     @Test func memoryEvictionsAreCountedByReason() throws {
         let (metrics, factory) = Self.metrics()
         let clock = ManualClock()
-        let cache = try MemoryStorage<String, Data>(
+        let cache = MemoryStorage<String, Data>(
             maximumCount: 2,
             maximumCost: 10,
             timeToLive: .seconds(60),
@@ -66,7 +66,7 @@ import Testing
 
     @Test func memoryRejectedOversizeValueIsCounted() throws {
         let (metrics, factory) = Self.metrics()
-        let cache = try MemoryStorage<String, Data>(maximumCost: 4, metrics: metrics)
+        let cache = MemoryStorage<String, Data>(maximumCost: 4, metrics: metrics)
 
         cache.set(Data(count: 5), forKey: "big")
         cache.set(Data(count: 4), forKey: "fits")
@@ -77,7 +77,7 @@ import Testing
 
     @Test func memoryGaugesFollowEntriesAndBytesHeld() throws {
         let (metrics, factory) = Self.metrics()
-        let cache = try MemoryStorage<String, Data>(metrics: metrics)
+        let cache = MemoryStorage<String, Data>(metrics: metrics)
 
         cache.set(Data(count: 10), forKey: "a")
         cache.set(Data(count: 5), forKey: "b")
@@ -95,7 +95,7 @@ import Testing
 
     @Test func memoryOperationsAreTimed() throws {
         let (metrics, factory) = Self.metrics()
-        let cache = try MemoryStorage<String, Int>(metrics: metrics)
+        let cache = MemoryStorage<String, Int>(metrics: metrics)
 
         cache.set(1, forKey: "a")
         _ = cache.value(forKey: "a")
@@ -114,7 +114,7 @@ import Testing
 
     @Test func countersAreExactUnderConcurrentUse() async throws {
         let (metrics, factory) = Self.metrics()
-        let cache = try MemoryStorage<Int, Int>(maximumCount: 100, metrics: metrics)
+        let cache = MemoryStorage<Int, Int>(maximumCount: 100, metrics: metrics)
 
         await withTaskGroup(of: Void.self) { group in
             for task in 0..<8 {
@@ -136,7 +136,7 @@ import Testing
 
     @Test func storageWithoutMetricsMakesNone() throws {
         let factory = TestMetrics()
-        let cache = try MemoryStorage<String, Int>(maximumCount: 1)
+        let cache = MemoryStorage<String, Int>(maximumCount: 1)
 
         cache.set(1, forKey: "a")
         cache.set(2, forKey: "b")

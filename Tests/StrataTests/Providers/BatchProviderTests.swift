@@ -1,4 +1,5 @@
 import Foundation
+import StrataTestSupport
 import Testing
 import _StrataInternals
 
@@ -13,7 +14,7 @@ import _StrataInternals
 
     @Test func aBatchSourceIsAskedForEachDistinctIDOnceInCallsOfAtMostTheMaximum() async throws {
         let probe = SourceProbe()
-        let provider = try BatchProvider(maximumBatchSize: 3) { ids in try await probe.fetchMany(ids) }
+        let provider = BatchProvider(maximumBatchSize: 3) { ids in try await probe.fetchMany(ids) }
 
         let values = try await provider.values(for: ["1", "2", "2", "3", "4", "5", "6", "7", "1"])
 
@@ -26,7 +27,7 @@ import _StrataInternals
     }
 
     @Test func anIDTheSourceLeavesOutFailsTheRequestAsNotFoundNamingIt() async throws {
-        let provider = try BatchProvider { (ids: [String]) in
+        let provider = BatchProvider { (ids: [String]) in
             Dictionary(uniqueKeysWithValues: ids.filter { $0 != "gone" }.map { ($0, $0.count) })
         }
 
@@ -38,18 +39,22 @@ import _StrataInternals
         #expect(error?.key == "gone")
     }
 
-    @Test func aFailingBatchSourceIsSourceFailedAndABadBatchSizeIsRefused() async throws {
-        let provider = try BatchProvider(name: "Catalog") { (_: [Int]) -> [Int: String] in throw Refused() }
+    @Test func aFailingBatchSourceIsSourceFailed() async throws {
+        let provider = BatchProvider(name: "Catalog") { (_: [Int]) -> [Int: String] in throw Refused() }
 
         let error = await #expect(throws: StorageError.self) { try await provider.values(for: [1, 2]) }
-        let refused = #expect(throws: StorageError.self) {
-            try BatchProvider(maximumBatchSize: 0) { (_: [Int]) -> [Int: String] in [:] }
-        }
 
         #expect(error?.code == .sourceFailed)
         #expect(error?.storage == "Catalog")
         #expect(error?.underlying is Refused)
-        #expect(refused?.code == .invalidConfiguration)
+    }
+
+    @Test func aBatchSizeThatIsNotPositiveStops() async {
+        let stopped = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = BatchProvider(name: "Catalog", maximumBatchSize: 0) { (_: [Int]) -> [Int: String] in [:] }
+        }
+
+        expectStop(stopped?.standardErrorContent, saying: "Catalog: maximumBatchSize must be positive, got 0")
     }
 
     // MARK: Cached
@@ -59,7 +64,7 @@ import _StrataInternals
         let memory = MemoryStorage<String, String>()
         memory.set("cached a", forKey: "a")
         memory.set("cached c", forKey: "c")
-        let provider = try BatchProvider { ids in try await probe.fetchMany(ids) }.cache(memory)
+        let provider = BatchProvider { ids in try await probe.fetchMany(ids) }.cache(memory)
 
         let first = try await provider.values(for: ["a", "b", "c", "d", "e"])
         let second = try await provider.values(for: ["e", "d", "a"])
@@ -74,7 +79,7 @@ import _StrataInternals
         let probe = SourceProbe()
         let cache = FailingStorage<String, String>(failing: [.read, .set])
         let reported = LockedState<[StorageError.Code]>([])
-        let provider = try BatchProvider { ids in try await probe.fetchMany(ids) }
+        let provider = BatchProvider { ids in try await probe.fetchMany(ids) }
             .cache(cache, reporting: { error in reported.withLock { $0.append(error.code) } })
 
         let values = try await provider.values(for: ["a", "b"])
@@ -89,7 +94,7 @@ import _StrataInternals
         let memory = MemoryStorage<String, Data>()
         memory.set(Data("{".utf8), forKey: "a")
         let reported = LockedState<[StorageError.Code]>([])
-        let provider = try BatchProvider { ids in try await probe.fetchMany(ids) }
+        let provider = BatchProvider { ids in try await probe.fetchMany(ids) }
             .cache(
                 memory.json(String.self),
                 reporting: { error in reported.withLock { $0.append(error.code) } }
@@ -108,7 +113,7 @@ import _StrataInternals
     @Test func overlappingBatchesAndSingleRequestsShareTheirFetches() async throws {
         let probe = SourceProbe(held: true)
         defer { probe.open() }  // a failed expectation must not leave a fetch held
-        let provider = try BatchProvider { ids in try await probe.fetchMany(ids) }
+        let provider = BatchProvider { ids in try await probe.fetchMany(ids) }
             .cache(MemoryStorage<String, String>())
             .coordinated()
 
@@ -132,7 +137,7 @@ import _StrataInternals
     @Test func aCancelledBatchAloneCancelsItsFetch() async throws {
         let probe = SourceProbe(held: true)
         defer { probe.open() }  // a failed expectation must not leave a fetch held
-        let provider = try BatchProvider { ids in try await probe.fetchMany(ids) }.coordinated()
+        let provider = BatchProvider { ids in try await probe.fetchMany(ids) }.coordinated()
 
         let request = Task { try await provider.values(for: ["a", "b"]) }
         await probe.waitForCalls(1)
@@ -149,7 +154,7 @@ import _StrataInternals
     @Test func aCancelledBatchLeavesTheFetchToARequestThatSharesOneOfItsIDs() async throws {
         let probe = SourceProbe(held: true)
         defer { probe.open() }  // a failed expectation must not leave a fetch held
-        let provider = try BatchProvider { ids in try await probe.fetchMany(ids) }.coordinated()
+        let provider = BatchProvider { ids in try await probe.fetchMany(ids) }.coordinated()
 
         let batch = Task { try await provider.values(for: ["a", "b"]) }
         await probe.waitForCalls(1)
@@ -168,7 +173,7 @@ import _StrataInternals
     @Test func aFailedBatchFetchFailsEveryRequestWaitingOnIt() async throws {
         let probe = SourceProbe(held: true, failing: 1)
         defer { probe.open() }  // a failed expectation must not leave a fetch held
-        let provider = try BatchProvider { ids in try await probe.fetchMany(ids) }.coordinated()
+        let provider = BatchProvider { ids in try await probe.fetchMany(ids) }.coordinated()
 
         let batch = Task { try await provider.values(for: ["a", "b"]) }
         await probe.waitForCalls(1)
@@ -213,7 +218,7 @@ import _StrataInternals
 
     @Test func interjectAnswersSomeIDsAndTheSourceIsAskedOnceForTheRest() async throws {
         let probe = SourceProbe()
-        let provider = try BatchProvider { ids in try await probe.fetchMany(ids) }
+        let provider = BatchProvider { ids in try await probe.fetchMany(ids) }
             .interject { id in id.hasPrefix("local") ? "here: \(id)" : nil }
 
         let values = try await provider.values(for: ["local1", "remote1", "local2", "remote2"])
@@ -240,7 +245,7 @@ import _StrataInternals
 
     @Test func mappedRetriedAndConcurrencyLimitedProvidersPassABatchDownInOneCall() async throws {
         let probe = SourceProbe(failing: 1)
-        let provider = try BatchProvider { ids in try await probe.fetchMany(ids) }
+        let provider = BatchProvider { ids in try await probe.fetchMany(ids) }
             .retrying(
                 maximumAttemptCount: 2,
                 backoff: .init(initial: .milliseconds(1), maximum: .milliseconds(1)),

@@ -5,22 +5,22 @@ import StrataTestSupport
 import StrataTesting
 import Testing
 
-// The README's tour, between `// README: tour` and `// README end`: it compiles with the test
-// target, so the README cannot drift from the API, and ReadmeTests checks that the README shows
-// exactly these lines. The other examples are those of the "Getting started" articles
-// (Strata.docc), copied there by hand. The tour runs as a test; examples that would touch the
-// user's folders or the network are compiled only.
+// The README's tour and the examples of the "Getting started" articles (Strata.docc), each
+// between `// snippet: name` and `// snippet end`: they compile with the test target, so the
+// documents cannot drift from the API, and ReadmeTests checks that each document shows exactly
+// these lines. Most run as tests; examples that would touch the user's folders or the network
+// are compiled only.
 
 @Suite(.onTestThreads) struct ReadmeSnippets {
     @Test func tourRuns() async throws {
-        // README: tour
+        // snippet: tour
         struct City: Codable, Sendable {
             var name: String
             var population: Int
         }
 
         // A memory cache with limits and a time to live. It is synchronous: no await.
-        let memory = try MemoryStorage<String, City>(maximumCount: 1_000, timeToLive: .seconds(300))
+        let memory = MemoryStorage<String, City>(maximumCount: 1_000, timeToLive: .seconds(300))
         memory.set(City(name: "Kharkiv", population: 1_421_125), forKey: "kharkiv")
         print(memory.value(forKey: "kharkiv")?.name ?? "absent")  // Kharkiv
 
@@ -49,17 +49,19 @@ import Testing
         // What the memory layer did: hits, misses, writes, evictions, the hit ratio.
         print(memory.statistics)
         try await files.removeAll()
-        // README end
+        // snippet end
         #expect(memory.statistics.hits == 1)
         #expect(try await lengths.value(for: "strata") == 6)
     }
 
     @Test func genericCodeTakesAnyStorage() async throws {
+        // snippet: warm-any-storage
         func warm(_ cache: some Storage<String, City>, with cities: [String: City]) async throws {
             for (key, city) in cities {
                 try await cache.set(city, forKey: key)
             }
         }
+        // snippet end
         let cache = MemoryStorage<String, City>()
         try await warm(cache, with: ["kharkiv": .kharkiv])
         #expect(cache.value(forKey: "kharkiv") == .kharkiv)
@@ -68,7 +70,8 @@ import Testing
     @Test func boundedMemoryCache() throws {
         let data = Data(count: 100)
         let banner = Data(count: 10)
-        let avatars = try MemoryStorage<String, Data>(
+        // snippet: bounded-memory-cache
+        let avatars = MemoryStorage<String, Data>(
             maximumCount: 1_000,  // a scan-resistant, adaptive policy picks what goes
             maximumCost: 50_000_000,  // a Data value costs its byte count by default
             timeToLive: .seconds(300)  // a default; set(_:forKey:timeToLive:) overrides it
@@ -79,10 +82,11 @@ import Testing
         print(avatars.statistics)  // hits 0, misses 0 (hit ratio 0.0%), writes 2, …
 
         let clock = ManualClock()
-        let sessions = try MemoryStorage<String, String>(timeToLive: .seconds(60), clock: clock)
+        let sessions = MemoryStorage<String, String>(timeToLive: .seconds(60), clock: clock)
         sessions.set("token", forKey: "s1")
         clock.advance(by: .seconds(60))
         print(sessions.value(forKey: "s1") ?? "expired")  // expired
+        // snippet end
         #expect(avatars.statistics.writes == 2)
         #expect(sessions.value(forKey: "s1") == nil)
     }
@@ -100,12 +104,14 @@ import Testing
     }
 
     @Test func memoryPressure() throws {
-        let thumbnails = try MemoryStorage<String, Data>(
+        // snippet: memory-pressure
+        let thumbnails = MemoryStorage<String, Data>(
             maximumCost: 50_000_000,
             memoryPressure: .trimming(keepingOnWarning: 0.25)  // keep a quarter on a warning
         )
-        let drafts = try MemoryStorage<String, String>(maximumCount: 100, memoryPressure: .ignored)
+        let drafts = MemoryStorage<String, String>(maximumCount: 100, memoryPressure: .ignored)
         print(thumbnails.statistics.pressureEvictions)  // entries given back so far
+        // snippet end
 
         for index in 0..<8 { thumbnails.set(Data(count: 100), forKey: "t\(index)") }
         drafts.set("Dear Ada", forKey: "letter")
@@ -118,15 +124,16 @@ import Testing
 
     @Test func expiry() throws {
         let page = Data("<html></html>".utf8)
+        // snippet: expiry
         // Sessions that nobody uses for 15 minutes go; each read or write renews them.
-        let sessions = try MemoryStorage<String, Data>(expiry: .afterAccess(.seconds(900)))
+        let sessions = MemoryStorage<String, Data>(expiry: .afterAccess(.seconds(900)))
 
         // Each response lives as long as its own max-age says; none stores nothing.
         struct Response: Sendable {
             var body: Data
             var maxAge: Duration?
         }
-        let responses = try MemoryStorage<String, Response>(
+        let responses = MemoryStorage<String, Response>(
             expiry: Expiry { _, response in
                 response.maxAge.map(Lifetime.remaining) ?? .remaining(.zero)
             }
@@ -136,6 +143,7 @@ import Testing
 
         var options = DiskStorage.Options()
         options.expiry = .afterAccess(.seconds(86_400))  // kept in each file's modification time
+        // snippet end
         #expect(sessions.expiry != nil)
         #expect(options.expiry != nil)
         responses.set(Response(body: page, maxAge: nil), forKey: "/index.html")
@@ -144,6 +152,7 @@ import Testing
 
     /// Compiled, not run: it writes to the user's caches folder.
     func diskStorage(png: Data) async throws {
+        // snippet: disk-storage
         let cities = try DiskStorage(folder: "cities", in: .caches).json(City.self)
         try await cities.set(.kharkiv, forKey: "kharkiv")
 
@@ -153,16 +162,31 @@ import Testing
         try await thumbnails.set(png, forKey: "https://example.com/a.png")  // the I/O runs off this actor
         let report = try thumbnails.verify()  // checks every checksum, changes nothing
         print(report.isSound)
+        // snippet end
+    }
+
+    /// Compiled, not run: it writes to an app group's container (on Linux, the user's data folder).
+    func sharedContainer() throws {
+        // snippet: file-protection
+        var options = DiskStorage.Options(maximumByteCount: 200_000_000)
+        options.fileProtection = .completeUntilFirstUserAuthentication  // readable by a widget while locked
+        options.isExcludedFromBackup = true  // a cache in a shared container is backed up otherwise
+        let shared = try DiskStorage(folder: "thumbnails", in: .appGroup("group.com.example.feed"), options: options)
+        // snippet end
+        _ = shared
     }
 
     @Test func atomicUpdates() async throws {
+        // snippet: atomic-updates
         let counters = MemoryStorage<String, Int>()
         try counters.update(forKey: "visits") { $0 = ($0 ?? 0) + 1 }
         try await counters.defaulting(to: 0).update(forKey: "visits") { $0 += 1 }  // through any chain
+        // snippet end
         #expect(counters.value(forKey: "visits") == 2)
     }
 
     @Test func codecsAndTransforms() async throws {
+        // snippet: codecs
         let bytes = MemoryStorage<String, Data>()
         let cities = bytes.json(City.self)  // Storage<String, City>
         try await cities.set(City(name: "Kharkiv", foundationYear: 1654), forKey: "kharkiv")
@@ -177,6 +201,7 @@ import Testing
             reading: { city in city.name },  // stored → yours
             writing: { name in City(name: name, foundationYear: 0) }  // yours → stored
         )
+        // snippet end
         #expect(try await keyed.value(forKey: .kharkiv) == City(name: "Kharkiv", foundationYear: 1654))
         #expect(try await names.value(forKey: "kharkiv") == "Kharkiv")
         _ = (notes, settings, plist)
@@ -186,6 +211,7 @@ import Testing
         let remoteCities = MemoryStorage<String, City>()
         let defaults = MemoryStorage<String, String>()
         let auditLog = MemoryStorage<String, City>()
+        // snippet: layers
         let cache = MemoryStorage<String, City>()
             .combined(with: MemoryStorage<String, City>())  // a second, larger layer
             .combined(with: remoteCities)  // any Storage<String, City>
@@ -194,6 +220,7 @@ import Testing
             .backed(by: defaults.readOnly())  // a read-only back
             .readOnly()  // ReadOnlyStorage: no writes at all
         let audited = cache.pushing(to: auditLog.writeOnly())
+        // snippet end
         try await audited.set(.kharkiv, forKey: "kharkiv")
         #expect(auditLog.value(forKey: "kharkiv") == .kharkiv)
         #expect(try await bundled.value(forKey: "missing") == nil)
@@ -204,6 +231,7 @@ import Testing
         let names = MemoryStorage<String, String>()
         let ages = MemoryStorage<String, Int>()
         let quotes = MemoryStorage<String, Double>()
+        // snippet: one-value-pairs-and-recovery
         let settings = bytes.json([String: String].self).singleKey("settings")
         try await settings.set(["theme": "dark"])
         let current = try await settings.value()
@@ -216,6 +244,7 @@ import Testing
             if error.code == .decodingFailed { return nil }
             throw error
         }
+        // snippet end
         #expect(current == ["theme": "dark"])
         #expect(ages.value(forKey: "ada") == 36)
         #expect(try await prices.value(forKey: "x") == 0)
@@ -234,16 +263,18 @@ import Testing
         }
         let database = MemoryStorage<String, Int>()
         let catalog = Catalog()
+        // snippet: bulk
         let prices = MemoryStorage<String, Int>().combined(with: database)
         try await prices.setValues(["apple": 3, "pear": 4])  // or [(key, value)] pairs, in order
         let row = try await prices.values(forKeys: ["apple", "plum", "pear"])  // [3, nil, 4]
         let found = try await prices.presentValues(forKeys: ["apple", "plum"])  // ["apple": 3]
 
-        let products = try BatchProvider { (ids: [Int]) in try await catalog.products(ids) }  // [Int: Product]
+        let products = BatchProvider { (ids: [Int]) in try await catalog.products(ids) }  // [Int: Product]
             .interject { id in id == 0 ? .placeholder : nil }  // answered without the source
             .cache(MemoryStorage<Int, Product>())
             .coordinated()
         let page = try await products.values(for: [7, 12, 40, 0])
+        // snippet end
         #expect(row == [3, nil, 4])
         #expect(found == ["apple": 3])
         #expect(page.map(\.id) == [7, 12, 40, 0])
@@ -251,13 +282,16 @@ import Testing
     }
 
     @Test func evictionPolicy() throws {
-        let cache = try MemoryStorage<String, Data>(maximumCount: 10_000, evictionPolicy: .s3FIFO)
+        // snippet: eviction-policy
+        let cache = MemoryStorage<String, Data>(maximumCount: 10_000, evictionPolicy: .s3FIFO)
+        // snippet end
         #expect(cache.evictionPolicy == .s3FIFO)
     }
 
     @Test func errors() async throws {
         let cities = MemoryStorage<String, Data>().json(City.self)
         cities.base.set(Data("not json".utf8), forKey: "kharkiv")
+        // snippet: errors
         do {
             let city = try await cities.value(forKey: "kharkiv")
             print(city?.name ?? "absent")
@@ -268,11 +302,13 @@ import Testing
             default: throw error
             }
         }
+        // snippet end
     }
 
     @Test func observability() throws {
+        // snippet: observability
         let logger = Logger(label: "myapp.cache")
-        let avatars = try MemoryStorage<String, Data>(
+        let avatars = MemoryStorage<String, Data>(
             maximumCost: 50_000_000,
             logger: logger,  // eviction storms, once per 10 s window; no values, keys only at debug
             metrics: StorageMetrics(prefix: "myapp.avatars")  // hits, misses, evictions, bytes, latency
@@ -281,11 +317,13 @@ import Testing
         options.logger = logger  // damaged files dropped, with the reason
         options.metrics = StorageMetrics(prefix: "myapp.thumbnails")
         print(avatars.statistics.hitRatio)  // always kept, metrics or not
+        // snippet end
         #expect(avatars.statistics.hits == 0)
         #expect(options.metrics?.prefix == "myapp.thumbnails")
     }
 }
 
+// snippet: behaviour-suite
 @Test func myStorageBehavesLikeAStorage() async throws {
     let counting = StorageBehaviourSuite<MyStorage>.Counting(value: { $0 }, count: { $0 })
     let suite = StorageBehaviourSuite(keys: ["a", "b", "c"], values: [1, 2, 3], counting: counting) {
@@ -293,6 +331,7 @@ import Testing
     }
     try await suite.run()  // throws one BehaviourViolation listing every broken rule
 }
+// snippet end
 
 /// The storage of the testing example: a dictionary behind a lock.
 final class MyStorage: UpdatableStorage {

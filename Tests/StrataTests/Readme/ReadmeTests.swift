@@ -2,14 +2,17 @@ import Foundation
 import StrataTestSupport
 import Testing
 
-/// Every Swift block in README.md is a region of a snippet file under `Tests/*/Readme/`, which the
-/// test targets compile: the README shows exactly those lines, so it cannot drift from the API.
+/// Every Swift block in README.md and in the DocC catalogs (`Sources/*/*.docc/*.md`) is a region
+/// of a snippet file under `Tests/*/Readme/`, which the test targets compile: each document shows
+/// exactly those lines, so it cannot drift from the API.
 ///
-/// A block is marked in the README by `<!-- snippet: name -->` on the line before its fence; its
-/// source is the region between `// README: name` and `// README end`, indented as in the file.
-/// `import` lines that open a README block must be imports of the snippet's file.
+/// A block is marked in its document by `<!-- snippet: name -->` on the line before its fence; its
+/// source is the region between `// snippet: name` and `// snippet end`, indented as in the file.
+/// `import` lines that open a block must be imports of the snippet's file. Several documents may
+/// show one snippet; every snippet is shown by at least one document.
 @Suite(.onTestThreads) struct ReadmeTests {
     struct Snippet {
+        var name: String
         var lines: [String]
         var imports: Set<String>
         var file: String
@@ -21,6 +24,12 @@ import Testing
         var line: Int
     }
 
+    /// A Markdown file whose Swift blocks are compiled: its path from the package's root, and its text.
+    struct Document {
+        var path: String
+        var text: String
+    }
+
     static let root: URL = {
         var folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         while !FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path) {
@@ -29,7 +38,27 @@ import Testing
         return folder
     }()
 
-    /// The README's Swift blocks, with the snippet name marked before each.
+    /// README.md, then every page of every DocC catalog under `Sources/`, in path order.
+    static func documents() throws -> [Document] {
+        let files = FileManager.default
+        var paths = ["README.md"]
+        let sources = root.appendingPathComponent("Sources")
+        for module in try files.contentsOfDirectory(atPath: sources.path).sorted() {
+            let folder = sources.appendingPathComponent(module)
+            guard let entries = try? files.contentsOfDirectory(atPath: folder.path) else { continue }
+            for catalog in entries.sorted() where catalog.hasSuffix(".docc") {
+                let pages = try files.contentsOfDirectory(atPath: folder.appendingPathComponent(catalog).path)
+                for page in pages.sorted() where page.hasSuffix(".md") {
+                    paths.append("Sources/\(module)/\(catalog)/\(page)")
+                }
+            }
+        }
+        return try paths.map { path in
+            Document(path: path, text: try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8))
+        }
+    }
+
+    /// A document's Swift blocks, with the snippet name marked before each.
     static func blocks(in text: String) -> [Block] {
         let lines = text.components(separatedBy: "\n")
         var blocks: [Block] = []
@@ -53,14 +82,14 @@ import Testing
         return blocks
     }
 
-    /// Every `// README: name` region in the snippet files, dedented.
-    static func snippets() throws -> [String: Snippet] {
-        var snippets: [String: Snippet] = [:]
+    /// Every `// snippet: name` region in the snippet files, dedented, in the order found.
+    static func regions() throws -> [Snippet] {
+        var regions: [Snippet] = []
         let tests = root.appendingPathComponent("Tests")
-        for target in try FileManager.default.contentsOfDirectory(atPath: tests.path) {
+        for target in try FileManager.default.contentsOfDirectory(atPath: tests.path).sorted() {
             let folder = tests.appendingPathComponent(target).appendingPathComponent("Readme")
             guard let files = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { continue }
-            for file in files where file.hasSuffix(".swift") && file != "ReadmeTests.swift" {
+            for file in files.sorted() where file.hasSuffix(".swift") && file != "ReadmeTests.swift" {
                 let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
                 let lines = text.components(separatedBy: "\n")
                 let imports = Set(
@@ -74,44 +103,52 @@ import Testing
                 )
                 var index = 0
                 while index < lines.count {
-                    guard let match = lines[index].firstMatch(of: /^( *)\/\/ README: ([\w-]+)$/) else {
+                    guard let match = lines[index].firstMatch(of: /^( *)\/\/ snippet: ([\w-]+)$/) else {
                         index += 1
                         continue
                     }
                     let indent = match.1.count
                     var region: [String] = []
                     index += 1
-                    while index < lines.count, lines[index].trimmingCharacters(in: .whitespaces) != "// README end" {
+                    while index < lines.count, lines[index].trimmingCharacters(in: .whitespaces) != "// snippet end" {
                         let line = lines[index]
                         region.append(line.count >= indent ? String(line.dropFirst(indent)) : "")
                         index += 1
                     }
-                    snippets[String(match.2)] = Snippet(lines: region, imports: imports, file: "\(target)/\(file)")
+                    regions.append(
+                        Snippet(name: String(match.2), lines: region, imports: imports, file: "\(target)/\(file)")
+                    )
                 }
             }
         }
-        return snippets
+        return regions
     }
 
-    @Test func everySwiftBlockInTheReadmeIsACompiledSnippet() throws {
-        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
-        let blocks = Self.blocks(in: readme)
-        let snippets = try Self.snippets()
+    /// The regions by name; a name used twice keeps its first region (`everySnippetNameIsUnique` reports it).
+    static func snippets() throws -> [String: Snippet] {
+        try Dictionary(regions().map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+    }
 
-        #expect(!blocks.isEmpty)
-        for block in blocks {
+    /// What is wrong with `document`'s Swift blocks, one message per problem, each naming the
+    /// document and the line of the block's fence.
+    static func problems(in document: Document, snippets: [String: Snippet]) -> [String] {
+        var problems: [String] = []
+        for block in blocks(in: document.text) {
+            let place = "\(document.path) line \(block.line)"
             guard let name = block.name else {
-                Issue.record("README.md line \(block.line): a Swift block without a <!-- snippet: name --> marker")
+                problems.append("\(place): a Swift block without a <!-- snippet: name --> marker")
                 continue
             }
             guard let snippet = snippets[name] else {
-                Issue.record("README.md line \(block.line): no region '// README: \(name)' under Tests/*/Readme/")
+                problems.append("\(place): no region '// snippet: \(name)' under Tests/*/Readme/")
                 continue
             }
             var lines = block.lines[...]
             while let first = lines.first, first.hasPrefix("import ") {
                 let module = String(first.dropFirst("import ".count))
-                #expect(snippet.imports.contains(module), "\(snippet.file) does not import \(module)")
+                if !snippet.imports.contains(module) {
+                    problems.append("\(place): the block imports \(module), which \(snippet.file) does not")
+                }
                 lines = lines.dropFirst()
             }
             while lines.first?.isEmpty == true { lines = lines.dropFirst() }
@@ -120,25 +157,46 @@ import Testing
                 let first =
                     zip(shown, snippet.lines).enumerated().first { $0.element.0 != $0.element.1 }?.offset
                     ?? min(shown.count, snippet.lines.count)
-                let readmeLine = first < shown.count ? shown[first] : "(end of block)"
+                let shownLine = first < shown.count ? shown[first] : "(end of block)"
                 let sourceLine = first < snippet.lines.count ? snippet.lines[first] : "(end of region)"
-                Issue.record(
+                problems.append(
                     """
-                    README.md block at line \(block.line) differs from '\(name)' in \(snippet.file), \
-                    at its line \(first + 1): README has «\(readmeLine)», the source «\(sourceLine)»
+                    \(place): the block differs from '\(name)' in \(snippet.file), at its line \(first + 1): \
+                    the document has «\(shownLine)», the source «\(sourceLine)»
                     """
                 )
             }
         }
+        return problems
     }
 
-    @Test func everySnippetIsShownInTheReadme() throws {
-        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
-        let shown = Set(Self.blocks(in: readme).compactMap(\.name))
+    @Test func everySwiftBlockIsACompiledSnippet() throws {
+        let documents = try Self.documents()
+        let snippets = try Self.snippets()
 
-        let unused = try Self.snippets().keys.filter { !shown.contains($0) }
+        let problems = documents.flatMap { Self.problems(in: $0, snippets: snippets) }
 
-        #expect(unused.isEmpty, "snippets not shown in README.md: \(unused.sorted())")
+        #expect(documents.first?.path == "README.md")
+        #expect(documents.count > 1)
+        for problem in problems {
+            Issue.record(Comment(rawValue: problem))
+        }
+    }
+
+    @Test func everySnippetIsShownInADocument() throws {
+        let shown = Set(try Self.documents().flatMap { Self.blocks(in: $0.text).compactMap(\.name) })
+
+        let unused = try Self.regions().filter { !shown.contains($0.name) }.map { "\($0.name) in \($0.file)" }
+
+        #expect(unused.isEmpty, "snippets no document shows: \(unused.sorted())")
+    }
+
+    @Test func everySnippetNameIsUnique() throws {
+        let regions = try Self.regions()
+
+        let names = Dictionary(grouping: regions, by: \.name).filter { $0.value.count > 1 }
+
+        #expect(names.isEmpty, "snippet names used twice: \(names.mapValues { $0.map(\.file) })")
     }
 
     @Test func aChangedBlockIsCaught() throws {
@@ -146,8 +204,21 @@ import Testing
         let snippets = try Self.snippets()
 
         let block = try #require(Self.blocks(in: text).first)
+        let problems = Self.problems(in: Document(path: "README.md", text: text), snippets: snippets)
 
         #expect(block.name == "tour")
         #expect(block.lines != snippets["tour"]?.lines)
+        #expect(problems.count == 1)
+        #expect(problems.first?.hasPrefix("README.md line 2: the block differs from 'tour'") == true)
+    }
+
+    @Test func anUnmarkedBlockInAnArticleIsReported() throws {
+        let path = "Sources/Strata/Strata.docc/Example.md"
+        let text = "# Example\n\nA sample:\n\n```swift\nlet cache = MemoryStorage<String, Int>()\n```\n"
+        let snippets = try Self.snippets()
+
+        let problems = Self.problems(in: Document(path: path, text: text), snippets: snippets)
+
+        #expect(problems == ["\(path) line 5: a Swift block without a <!-- snippet: name --> marker"])
     }
 }

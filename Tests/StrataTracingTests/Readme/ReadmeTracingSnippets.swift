@@ -3,15 +3,16 @@ import Foundation
 import Strata
 import StrataTracing
 
-// The tracing example of the "Getting started on a server" article (Strata.docc), copied there
-// by hand; compiled here so it keeps up with the API. TracingTests runs the same calls with an
-// in-memory tracer.
+// The tracing example of "Getting started on a server" (Strata.docc), between `// snippet: name`
+// and `// snippet end`; StrataTests' ReadmeTests checks that the article shows exactly these
+// lines. TracingTests runs the same calls with an in-memory tracer.
 
 func readmeTracing(
     memory: MemoryStorage<String, Data>,
     disk: DiskStorage,
     fetch: @escaping @Sendable (String) async throws -> Data
 ) async throws {
+    // snippet: tracing
     // Spans go to the tracer bootstrapped with InstrumentationSystem.bootstrap(_:).
     let pages = memory.traced(as: "pages.memory").combined(with: disk.traced(as: "pages.disk"))
     let fetched = AnyProvider { (url: String) in try await fetch(url) }
@@ -19,5 +20,6 @@ func readmeTracing(
         .cache(pages)
         .coordinated()
     _ = try await fetched.value(for: "https://example.com/")
+    // snippet end
 }
 #endif

@@ -4,12 +4,13 @@ import Strata
 import StrataVapor
 import Vapor
 
-// The Vapor example of the "Getting started on a server" article (Strata.docc), copied there by
-// hand; compiled here so it keeps up with the API. StrataCacheTests runs the same calls through
-// real requests.
+// The Vapor example of "Getting started on a server" (Strata.docc), between `// snippet: name` and
+// `// snippet end`; StrataTests' ReadmeTests checks that the article shows exactly these lines.
+// StrataCacheTests runs the same calls through real requests.
 
 func readmeVapor(app: Application, fetchQuote: @escaping @Sendable () async throws -> String) throws {
-    app.caches.use(.strata(try MemoryStorage<String, Data>(maximumCount: 10_000, timeToLive: .seconds(300))))
+    // snippet: vapor
+    app.caches.use(.strata(MemoryStorage<String, Data>(maximumCount: 10_000, timeToLive: .seconds(300))))
 
     app.get("quote") { request async throws -> String in
         if let quote = try await request.cache.get("quote", as: String.self) { return quote }
@@ -17,5 +18,6 @@ func readmeVapor(app: Application, fetchQuote: @escaping @Sendable () async thro
         try await request.cache.set("quote", to: quote, expiresIn: .minutes(5))
         return quote
     }
+    // snippet end
 }
 #endif
