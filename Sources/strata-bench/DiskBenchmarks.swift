@@ -71,10 +71,16 @@ extension Benchmark {
     }
 
     static var diskSet1k: Benchmark {
-        Benchmark(name: "disk.set.1k", baseline: RawFiles.name) {
-            let subject = try DiskSetWorkload(name: "set-1k", keyCount: diskSmallKeyCount, valueSize: 1024)
-            let raw = try RawFiles(name: "raw-set-1k", count: diskSmallKeyCount, valueSize: 1024)
-            let order = shuffled(diskSmallKeyCount)
+        diskSet(named: "disk.set.1k", folder: "set-1k", keyCount: diskSmallKeyCount, valueSize: 1024)
+    }
+
+    /// Overwrites of every one of `keyCount` keys in a random order, each with a `valueSize`-byte
+    /// value, in the folders `folder` and `raw-<folder>`.
+    private static func diskSet(named name: String, folder: String, keyCount: Int, valueSize: Int) -> Benchmark {
+        Benchmark(name: name, baseline: RawFiles.name) {
+            let subject = try DiskSetWorkload(name: folder, keyCount: keyCount, valueSize: valueSize)
+            let raw = try RawFiles(name: "raw-\(folder)", count: keyCount, valueSize: valueSize)
+            let order = shuffled(keyCount)
             let kept = [try KeptFiles(subject.folder), try KeptFiles(raw.root)]
             return Workloads(
                 operations: order.count,
@@ -109,10 +115,28 @@ extension Benchmark {
     }
 
     static var diskGet1k: Benchmark {
-        Benchmark(name: "disk.get.1k", baseline: RawFiles.name) {
-            let subject = try DiskSetWorkload(name: "get-1k", keyCount: diskSmallKeyCount, valueSize: 1024)
-            let raw = try RawFiles(name: "raw-get-1k", count: diskSmallKeyCount, valueSize: 1024)
-            let probes = DataSet(count: diskSmallKeyCount, valueByteCount: 0).randomIndices(diskSmallReads)
+        diskGet(
+            named: "disk.get.1k",
+            folder: "get-1k",
+            keyCount: diskSmallKeyCount,
+            valueSize: 1024,
+            reads: diskSmallReads
+        )
+    }
+
+    /// `reads` reads of random keys among `keyCount` keys, each holding a `valueSize`-byte value,
+    /// in the folders `folder` and `raw-<folder>`.
+    private static func diskGet(
+        named name: String,
+        folder: String,
+        keyCount: Int,
+        valueSize: Int,
+        reads: Int
+    ) -> Benchmark {
+        Benchmark(name: name, baseline: RawFiles.name) {
+            let subject = try DiskSetWorkload(name: folder, keyCount: keyCount, valueSize: valueSize)
+            let raw = try RawFiles(name: "raw-\(folder)", count: keyCount, valueSize: valueSize)
+            let probes = DataSet(count: keyCount, valueByteCount: 0).randomIndices(reads)
             return Workloads(
                 operations: probes.count,
                 subject: { try subject.readAll(probes) },
@@ -158,31 +182,17 @@ extension Benchmark {
     }
 
     static var diskSet1m: Benchmark {
-        Benchmark(name: "disk.set.1m", baseline: RawFiles.name) {
-            let subject = try DiskSetWorkload(name: "set-1m", keyCount: diskLargeKeyCount, valueSize: 1 << 20)
-            let raw = try RawFiles(name: "raw-set-1m", count: diskLargeKeyCount, valueSize: 1 << 20)
-            let order = shuffled(diskLargeKeyCount)
-            let kept = [try KeptFiles(subject.folder), try KeptFiles(raw.root)]
-            return Workloads(
-                operations: order.count,
-                subject: { try subject.setAll(order) },
-                baseline: { try raw.setAll(order) },
-                beforeRound: { try kept[$0].keep() }
-            )
-        }
+        diskSet(named: "disk.set.1m", folder: "set-1m", keyCount: diskLargeKeyCount, valueSize: 1 << 20)
     }
 
     static var diskGet1m: Benchmark {
-        Benchmark(name: "disk.get.1m", baseline: RawFiles.name) {
-            let subject = try DiskSetWorkload(name: "get-1m", keyCount: diskLargeKeyCount, valueSize: 1 << 20)
-            let raw = try RawFiles(name: "raw-get-1m", count: diskLargeKeyCount, valueSize: 1 << 20)
-            let probes = DataSet(count: diskLargeKeyCount, valueByteCount: 0).randomIndices(diskLargeReads)
-            return Workloads(
-                operations: probes.count,
-                subject: { try subject.readAll(probes) },
-                baseline: { try raw.readAll(probes) }
-            )
-        }
+        diskGet(
+            named: "disk.get.1m",
+            folder: "get-1m",
+            keyCount: diskLargeKeyCount,
+            valueSize: 1 << 20,
+            reads: diskLargeReads
+        )
     }
 
     /// Sets of 1 KiB values into a storage at its byte limit, each of a key it does not hold, so
@@ -553,11 +563,7 @@ extension Goal {
             ("disk.set.1m", 1.2),
             ("disk.get.1m", 1.2), ("disk.open.100k", 1.5), ("disk.set.evicting", 1.3),
         ]
-        let ratios = limits.map { name, limit in
-            Goal(description: "\(name) ratio <= \(format(limit, 1))") { results in
-                results[name].map { ($0.ratio <= limit, "ratio \(format($0.ratio, 2))") }
-            }
-        }
+        let ratios = limits.map { Goal.ratio(of: $0, atMost: $1) }
         let checksum = Goal(description: "disk.checksum.1m faster than xxHash64") { results in
             results["disk.checksum.1m"].map { result in
                 let gigabytes = { (nanoseconds: Double) in Double(1 << 20) / nanoseconds }

@@ -133,13 +133,6 @@ extension Benchmark {
 extension Goal {
     /// What StrataHTTP's cache aims for, from the issue that asked for it.
     static var http: [Goal] {
-        [
-            Goal(description: "http.cache.hit.64k ratio <= 1.3") { results in
-                results["http.cache.hit.64k"].map { ($0.ratio <= 1.3, "ratio \(format($0.ratio, 2))") }
-            },
-            Goal(description: "http.cache.hit.64k.hop ratio <= 1.3") { results in
-                results["http.cache.hit.64k.hop"].map { ($0.ratio <= 1.3, "ratio \(format($0.ratio, 2))") }
-            },
-        ]
+        [.ratio(of: "http.cache.hit.64k", atMost: 1.3), .ratio(of: "http.cache.hit.64k.hop", atMost: 1.3)]
     }
 }

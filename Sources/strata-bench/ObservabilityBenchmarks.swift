@@ -12,21 +12,9 @@ extension Benchmark {
     }
 
     static var memoryGetHitWithMetrics: Benchmark {
-        Benchmark(name: "memory.get.hit.metrics", baseline: MutexDictionary.name, countsAllocations: true) {
-            let data = DataSet.standard
-            let metrics = StorageMetrics(prefix: "bench", factory: NOOPMetricsHandler.instance)
-            // `filled(with:)` builds an unobserved storage; this one is filled the same way.
-            let storage = MemoryStorage<String, Data>(metrics: metrics)
-            for (key, value) in zip(data.keys, data.values) {
-                storage.set(value, forKey: key)
-            }
-            let dictionary = MutexDictionary.filled(with: data)
-            let probes = data.randomIndices(memoryOperations).map { data.keys[$0] }
-            return Workloads(
-                operations: probes.count,
-                subject: { readAll(probes, from: storage) },
-                baseline: { readAll(probes, from: dictionary) }
-            )
+        // `filled(with:)` builds an unobserved storage; this one is filled the same way.
+        memoryGetHit(named: "memory.get.hit.metrics", countsAllocations: true) { _ in
+            MemoryStorage(metrics: StorageMetrics(prefix: "bench", factory: NOOPMetricsHandler.instance))
         }
     }
 }

@@ -25,19 +25,8 @@ extension Benchmark {
     /// The reads of `memory.get.hit` from a storage bounded at the data set's size, so that the
     /// policy keeps its bookkeeping on every hit but never evicts.
     static func memoryGetHit(policy: EvictionPolicy, named name: String) -> Benchmark {
-        Benchmark(name: "memory.get.hit.\(name)", baseline: MutexDictionary.name) {
-            let data = DataSet.standard
-            let storage = MemoryStorage<String, Data>(maximumCount: data.count, evictionPolicy: policy)
-            for (key, value) in zip(data.keys, data.values) {
-                storage.set(value, forKey: key)
-            }
-            let dictionary = MutexDictionary.filled(with: data)
-            let probes = data.randomIndices(policyOperations).map { data.keys[$0] }
-            return Workloads(
-                operations: probes.count,
-                subject: { readAll(probes, from: storage) },
-                baseline: { readAll(probes, from: dictionary) }
-            )
+        memoryGetHit(named: "memory.get.hit.\(name)", operations: policyOperations) { data in
+            MemoryStorage(maximumCount: data.count, evictionPolicy: policy)
         }
     }
 
@@ -62,24 +51,15 @@ extension Benchmark {
             let dictionary = EvictingMutexDictionary(maximumCount: evictingCount)
             let keys = (0..<operations).map { data.keys[$0 % data.count] }
             let values = (0..<operations).map { data.values[$0 % data.count] }
-            func setAll(into storage: MemoryStorage<String, Data>) {
-                for (key, value) in zip(keys, values) {
-                    storage.set(value, forKey: key)
-                }
-            }
             var reference: (name: String, round: Workloads.Round)?
             if timeToLive != nil {
                 let plain = MemoryStorage<String, Data>(maximumCount: evictingCount, evictionPolicy: policy)
-                reference = ("memory.set.evicting", { setAll(into: plain) })
+                reference = ("memory.set.evicting", { writeAll(keys, values, to: plain) })
             }
             return Workloads(
                 operations: keys.count,
-                subject: { setAll(into: storage) },
-                baseline: {
-                    for (key, value) in zip(keys, values) {
-                        dictionary.set(value, forKey: key)
-                    }
-                },
+                subject: { writeAll(keys, values, to: storage) },
+                baseline: { writeAll(keys, values, to: dictionary) },
                 reference: reference
             )
         }

@@ -302,12 +302,8 @@ extension Goal {
                     }
                 }
             },
-            Goal(description: "provider.cached.hit ratio <= 1.3") { results in
-                results["provider.cached.hit"].map { ($0.ratio <= 1.3, "ratio \(format($0.ratio, 2))") }
-            },
-            Goal(description: "provider.coordinated.hit ratio <= 1.3") { results in
-                results["provider.coordinated.hit"].map { ($0.ratio <= 1.3, "ratio \(format($0.ratio, 2))") }
-            },
+            .ratio(of: "provider.cached.hit", atMost: 1.3),
+            .ratio(of: "provider.coordinated.hit", atMost: 1.3),
         ]
     }
 }

@@ -9,6 +9,15 @@ struct Goal {
     var check: ([String: BenchmarkResult]) -> (met: Bool, measured: String)?
 }
 
+extension Goal {
+    /// `figure`'s ratio to its baseline is at most `limit`.
+    static func ratio(of figure: String, atMost limit: Double) -> Goal {
+        Goal(description: "\(figure) ratio <= \(limit)") { results in
+            results[figure].map { ($0.ratio <= limit, "ratio \(format($0.ratio, 2))") }
+        }
+    }
+}
+
 /// Prints results as a table, or as one JSON object per line with notes on standard error.
 struct Reporter {
     var json: Bool

@@ -46,13 +46,7 @@ public struct AnyProvider<ID: Sendable, Value: Sendable>: Provider {
             do {
                 return try await source(id)
             } catch {
-                throw StorageError.wrapping(
-                    error,
-                    as: .sourceFailed,
-                    key: id,
-                    storage: name,
-                    message: "the source failed: \(error)"
-                )
+                throw StorageError.sourceFailed(error, id: id, provider: name)
             }
         case .provider(let provider):
             return try await provider.value(for: id)

@@ -88,13 +88,16 @@ public struct SyncProvider<ID: Sendable, Value: Sendable>: Provider {
         do {
             return try source(id)
         } catch {
-            throw StorageError.wrapping(
-                error,
-                as: .sourceFailed,
-                key: id,
-                storage: name,
-                message: "the source failed: \(error)"
-            )
+            throw StorageError.sourceFailed(error, id: id, provider: name)
         }
+    }
+}
+
+extension StorageError {
+    /// The error a provider named `provider` throws when its source closure throws `error` for
+    /// `id`: a `sourceFailed` that keeps `error` (or `error` itself when it is a `StorageError`).
+    @inlinable
+    static func sourceFailed(_ error: any Error, id: some Sendable, provider: String) -> StorageError {
+        wrapping(error, as: .sourceFailed, key: id, storage: provider, message: "the source failed: \(error)")
     }
 }
