@@ -130,10 +130,10 @@ import Testing
         await PostgresTestServer.dispose(storage)
     }
 
-    /// Each child makes its storage over a client that never runs: the options stop it before
-    /// any connection.
-    @Test func rulesForReadsAndTwoLifetimesStop() async {
-        let idle = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+    /// The child makes its storage over a client that never runs: the options stop it before any
+    /// connection. The words of the other rules are StorageLimitsTests'.
+    @Test func aRuleForReadsStops() async {
+        let stopped = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let client = PostgresClient(
                 configuration: try PostgresStorage.configuration(from: "postgres://a@127.0.0.1:1/b")
             )
@@ -141,22 +141,10 @@ import Testing
             options.expiry = .afterAccess(.seconds(60))
             _ = try PostgresStorage(client: client, options: options)
         }
-        let both = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let client = PostgresClient(
-                configuration: try PostgresStorage.configuration(from: "postgres://a@127.0.0.1:1/b")
-            )
-            var options = PostgresStorage.Options(table: "sessions", timeToLive: .seconds(5))
-            options.expiry = PostgresExpiryTests.byFirstByte
-            _ = try PostgresStorage(client: client, options: options)
-        }
 
         expectStop(
-            idle?.standardErrorContent,
+            stopped?.standardErrorContent,
             saying: "PostgresStorage: PostgresStorage cannot renew lifetimes on reads"
-        )
-        expectStop(
-            both?.standardErrorContent,
-            saying: "PostgresStorage: give timeToLive (5.0 seconds) or expiry, not both"
         )
     }
 }

@@ -197,36 +197,17 @@ import Testing
         #expect(Set(try second.keys()) == ["b", "c"])
     }
 
-    @Test(arguments: [-1, 0])
-    func nonPositiveLimitsStop(limit: Int) async {
-        let count = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [limit] in
+    /// The stop on a limit that cannot work; its words for every hostile value are
+    /// StorageLimitsTests'.
+    @Test func aLimitThatCannotWorkStops() async {
+        let stopped = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = try SQLiteStorage(
                 path: "/nonexistent/limits.sqlite",
-                options: SQLiteStorage.Options(maximumCount: limit)
-            )
-        }
-        let bytes = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [limit] in
-            _ = try SQLiteStorage(
-                path: "/nonexistent/limits.sqlite",
-                options: SQLiteStorage.Options(maximumByteCount: limit)
-            )
-        }
-        let lifetime = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [limit] in
-            _ = try SQLiteStorage(
-                path: "/nonexistent/limits.sqlite",
-                options: SQLiteStorage.Options(timeToLive: .seconds(Int64(limit)))
+                options: SQLiteStorage.Options(maximumByteCount: -1)
             )
         }
 
-        expectStop(count?.standardErrorContent, saying: "SQLiteStorage: maximumCount must be positive, got \(limit)")
-        expectStop(
-            bytes?.standardErrorContent,
-            saying: "SQLiteStorage: maximumByteCount must be positive, got \(limit)"
-        )
-        expectStop(
-            lifetime?.standardErrorContent,
-            saying: "SQLiteStorage: timeToLive must be positive, got \(Duration.seconds(limit))"
-        )
+        expectStop(stopped?.standardErrorContent, saying: "SQLiteStorage: maximumByteCount must be positive, got -1")
     }
 
     // MARK: Batches

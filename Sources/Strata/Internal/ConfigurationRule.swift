@@ -27,17 +27,35 @@ package enum ConfigurationRule {
         timeToLive: Duration?,
         expiry: Expiry<Key, Value>?
     ) {
-        if let maximumCount {
-            require(maximumCount > 0, "maximumCount must be positive, got \(maximumCount)", in: storage)
-        }
-        if let maximumCost {
-            require(maximumCost > 0, "\(costName) must be positive, got \(maximumCost)", in: storage)
-        }
-        if let timeToLive {
-            require(timeToLive > .zero, "timeToLive must be positive, got \(timeToLive)", in: storage)
-        }
-        if let problem = expiry?.configurationProblem(withTimeToLive: timeToLive) {
+        if let problem = limitsProblem(
+            maximumCount: maximumCount,
+            maximumCost: maximumCost,
+            costName: costName,
+            timeToLive: timeToLive,
+            expiry: expiry
+        ) {
             require(false, problem, in: storage)
+        }
+    }
+
+    /// Why ``requireUsableLimits(of:maximumCount:maximumCost:costName:timeToLive:expiry:)`` stops,
+    /// or `nil` when it does not: the message, which the tests check for every hostile value
+    /// without a process to stop.
+    package static func limitsProblem<Key, Value>(
+        maximumCount: Int?,
+        maximumCost: Int?,
+        costName: String = "maximumByteCount",
+        timeToLive: Duration?,
+        expiry: Expiry<Key, Value>?
+    ) -> String? {
+        if let maximumCount, maximumCount <= 0 {
+            "maximumCount must be positive, got \(maximumCount)"
+        } else if let maximumCost, maximumCost <= 0 {
+            "\(costName) must be positive, got \(maximumCost)"
+        } else if let timeToLive, timeToLive <= .zero {
+            "timeToLive must be positive, got \(timeToLive)"
+        } else {
+            expiry?.configurationProblem(withTimeToLive: timeToLive)
         }
     }
 }

@@ -348,34 +348,26 @@ import _StrataInternals
 
     // MARK: Configuration
 
-    @Test func aTimeToLiveAndAnExpiryTogetherStop() async {
-        let stopped = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            _ = MemoryStorage<String, Int>(timeToLive: .seconds(1), expiry: .afterAccess(.seconds(1)))
-        }
-
-        expectStop(
-            stopped?.standardErrorContent,
-            saying: "MemoryStorage: give timeToLive (1.0 seconds) or expiry, not both"
+    /// The words a storage stops with (the stop itself: StorageLimitsTests).
+    @Test func aTimeToLiveAndAnExpiryTogetherAreNamed() {
+        let problem = ConfigurationRule.limitsProblem(
+            maximumCount: nil,
+            maximumCost: nil,
+            timeToLive: .seconds(1),
+            expiry: Expiry<String, Int>.afterAccess(.seconds(1))
         )
+
+        #expect(problem == "give timeToLive (1.0 seconds) or expiry, not both")
     }
 
     @Test(arguments: [Duration.zero, .seconds(-1)])
-    func anIdleTimeOrTimeToLiveOfZeroOrLessStops(time: Duration) async {
-        let idle = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [time] in
-            _ = MemoryStorage<String, Int>(expiry: .afterAccess(time))
-        }
-        let written = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [time] in
-            _ = MemoryStorage<String, Int>(expiry: .afterWrite(time))
+    func anIdleTimeOrTimeToLiveOfZeroOrLessIsNamed(time: Duration) {
+        func problem(_ expiry: Expiry<String, Int>) -> String? {
+            ConfigurationRule.limitsProblem(maximumCount: nil, maximumCost: nil, timeToLive: nil, expiry: expiry)
         }
 
-        expectStop(
-            idle?.standardErrorContent,
-            saying: "MemoryStorage: the idle time of Expiry.afterAccess must be positive, got \(time)"
-        )
-        expectStop(
-            written?.standardErrorContent,
-            saying: "MemoryStorage: the time to live of Expiry.afterWrite must be positive, got \(time)"
-        )
+        #expect(problem(.afterAccess(time)) == "the idle time of Expiry.afterAccess must be positive, got \(time)")
+        #expect(problem(.afterWrite(time)) == "the time to live of Expiry.afterWrite must be positive, got \(time)")
     }
 
     @Test func afterWriteRestartsTheLifetimeOnEveryWrite() throws {

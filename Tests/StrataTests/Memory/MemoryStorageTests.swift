@@ -173,43 +173,21 @@ import Testing
         #expect(cache.statistics.rejections == 0)
     }
 
+    /// The words MemoryStorage stops with (the stop itself: StorageLimitsTests).
     @Test(arguments: [0, -1, Int.min])
-    func nonPositiveMaximumCountStops(maximumCount: Int) async {
-        let stopped = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            [maximumCount] in
-            _ = MemoryStorage<String, Int>(maximumCount: maximumCount)
+    func nonPositiveLimitsAreNamedWithTheirValue(limit: Int) {
+        func problem(count: Int? = nil, cost: Int? = nil) -> String? {
+            ConfigurationRule.limitsProblem(
+                maximumCount: count,
+                maximumCost: cost,
+                costName: "maximumCost",
+                timeToLive: nil,
+                expiry: Expiry<String, Int>?.none
+            )
         }
 
-        expectStop(
-            stopped?.standardErrorContent,
-            saying: "MemoryStorage: maximumCount must be positive, got \(maximumCount)"
-        )
-    }
-
-    @Test(arguments: [0, -1, Int.min])
-    func nonPositiveMaximumCostStops(maximumCost: Int) async {
-        let stopped = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            [maximumCost] in
-            _ = MemoryStorage<String, Int>(maximumCost: maximumCost)
-        }
-
-        expectStop(
-            stopped?.standardErrorContent,
-            saying: "MemoryStorage: maximumCost must be positive, got \(maximumCost)"
-        )
-    }
-
-    @Test(arguments: [Duration.zero, .seconds(-1), .nanoseconds(-1)])
-    func nonPositiveTimeToLiveStops(timeToLive: Duration) async {
-        let stopped = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            [timeToLive] in
-            _ = MemoryStorage<String, Int>(timeToLive: timeToLive)
-        }
-
-        expectStop(
-            stopped?.standardErrorContent,
-            saying: "MemoryStorage: timeToLive must be positive, got \(timeToLive)"
-        )
+        #expect(problem(count: limit) == "maximumCount must be positive, got \(limit)")
+        #expect(problem(cost: limit) == "maximumCost must be positive, got \(limit)")
     }
 
     // MARK: Every eviction policy
