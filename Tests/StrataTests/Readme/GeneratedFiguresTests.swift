@@ -60,29 +60,8 @@ import Testing
         "name": [],
     ]
 
-    static let root: URL = {
-        var folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while !FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path) {
-            folder.deleteLastPathComponent()
-        }
-        return folder
-    }()
-
-    /// README.md and every page of every DocC catalog under `Sources/`, as paths from the root.
-    static func documentPaths() throws -> [String] {
-        let files = FileManager.default
-        var paths = ["README.md"]
-        let sources = root.appendingPathComponent("Sources")
-        for module in try files.contentsOfDirectory(atPath: sources.path).sorted() {
-            let folder = sources.appendingPathComponent(module)
-            guard let entries = try? files.contentsOfDirectory(atPath: folder.path) else { continue }
-            for catalog in entries.sorted() where catalog.hasSuffix(".docc") {
-                let pages = try files.contentsOfDirectory(atPath: folder.appendingPathComponent(catalog).path)
-                paths += pages.sorted().filter { $0.hasSuffix(".md") }.map { "Sources/\(module)/\(catalog)/\($0)" }
-            }
-        }
-        return paths
-    }
+    /// The package's root, found as `ReadmeTests` finds it.
+    static var root: URL { ReadmeTests.root }
 
     static func read(_ path: String) throws -> String {
         try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
@@ -210,11 +189,10 @@ import Testing
         let known = try Self.knownFigures().figures
         var blockCount = 0
 
-        for path in try Self.documentPaths() {
-            let text = try Self.read(path)
-            blockCount += Self.blocks(in: text).blocks.count
-            for problem in Self.problems(in: text, known: known) {
-                Issue.record("\(path): \(problem)")
+        for document in try ReadmeTests.documents() {
+            blockCount += Self.blocks(in: document.text).blocks.count
+            for problem in Self.problems(in: document.text, known: known) {
+                Issue.record("\(document.path): \(problem)")
             }
         }
 
