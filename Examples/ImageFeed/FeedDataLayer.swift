@@ -48,11 +48,14 @@ public final class FeedDataLayer: Sendable {
         let source = HTTPSource(transport: transport, timeout: .seconds(15), maximumBodyByteCount: 8 << 20)
         self.source = source
 
+        // snippet: image-feed-folders
         var fileOptions = DiskStorage.Options(maximumByteCount: 100 << 20)
         fileOptions.isExcludedFromBackup = true  // Caches is not backed up; this keeps it so anywhere
         fileOptions.fileProtection = .completeUntilFirstUserAuthentication  // readable in the background
         let imageFiles = try DiskStorage(folder: "images", in: caches, options: fileOptions)
+        // snippet end
 
+        // snippet: image-feed-chain
         let decodedImages = MemoryStorage<URL, Thumbnail>(
             maximumCost: decodedImageBytes,  // 32 MB of pixels by default
             cost: { $0.byteCount },
@@ -69,6 +72,7 @@ public final class FeedDataLayer: Sendable {
             .mapValues { data, _ in try Thumbnail(decoding: data) }
             .cache(decodedImages)
             .coordinated()  // one download per image, however many cells ask
+        // snippet end
 
         self.imageFiles = imageFiles
         self.decodedImages = decodedImages
@@ -84,6 +88,7 @@ public final class FeedDataLayer: Sendable {
     ///   the JSON expected.
     @discardableResult
     public func refreshFeed() async throws(StorageError) -> Int {
+        // snippet: image-feed-refresh
         let url = server.appendingPathComponent("feed.json")
         let body = try await source.value(for: url)
         let feed: FeedResponse
@@ -102,6 +107,7 @@ public final class FeedDataLayer: Sendable {
         let listed = Set(feed.posts.map(\.id))
         try await posts.delete(withIDs: try await posts.ids().filter { !listed.contains($0) })
         return feed.posts.count
+        // snippet end
     }
 
     /// The decoded image of `post`.
@@ -112,6 +118,7 @@ public final class FeedDataLayer: Sendable {
         try await images.value(for: server.appendingPathComponent(post.imagePath))
     }
 
+    // snippet: image-feed-upgrade
     /// Rewrites every post saved by an older version of the app at the current version; call it
     /// once after an update, off the critical path. Reads do not wait for it: they migrate what
     /// they read as they go.
@@ -119,11 +126,14 @@ public final class FeedDataLayer: Sendable {
     public func upgrade() async throws(StorageError) -> MigrationReport {
         try await posts.migrate()
     }
+    // snippet end
 
+    // snippet: image-feed-data-background
     /// What the app does when it goes to the background: the system ends the apps that use
     /// the most memory first, so the decoded images go down to a quarter, as on a memory warning.
     /// The files stay, so they come back without the network.
     public func enteredBackground() {
         decodedImages.relieveMemoryPressure(.warning)
     }
+    // snippet end
 }

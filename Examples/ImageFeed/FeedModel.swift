@@ -3,6 +3,7 @@ public import Observation
 public import Strata
 public import StrataObjects
 
+// snippet: image-feed-model
 /// What a feed screen shows, as an `@Observable` model: the saved posts, newest first (a
 /// ``LiveQuery``, which follows the store), the images loaded so far and the last error.
 @MainActor
@@ -27,6 +28,7 @@ public final class FeedModel {
 
     /// The saved posts, newest first.
     public var posts: [Post] { feed.results }
+    // snippet end
 
     /// Downloads the feed; on failure the saved posts stay on screen and ``lastError`` says why.
     public func refresh() async {
@@ -40,6 +42,7 @@ public final class FeedModel {
         }
     }
 
+    // snippet: image-feed-load-thumbnail
     /// Loads the image of `post` into ``thumbnails``, when a cell appears.
     public func loadThumbnail(for post: Post) async {
         guard thumbnails[post.id] == nil else { return }
@@ -49,11 +52,14 @@ public final class FeedModel {
             if error.code != .cancelled { lastError = error }  // cancelled: the cell scrolled away
         }
     }
+    // snippet end
 
+    // snippet: image-feed-model-background
     /// Gives memory back when the app leaves the screen: the images shown go, and the data
     /// layer's memory cache keeps a quarter.
     public func enteredBackground() {
         thumbnails.removeAll()
         data.enteredBackground()
     }
+    // snippet end
 }

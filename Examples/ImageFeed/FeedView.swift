@@ -12,6 +12,7 @@ public struct FeedView: View {
         _model = State(initialValue: model)
     }
 
+    // snippet: image-feed-view
     /// The list, refreshed on pull and when it first appears.
     public var body: some View {
         List(model.posts) { post in
@@ -29,5 +30,6 @@ public struct FeedView: View {
             if phase == .background { model.enteredBackground() }
         }
     }
+    // snippet end
 }
 #endif

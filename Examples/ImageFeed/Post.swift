@@ -2,6 +2,7 @@ import Foundation
 import Strata
 public import StrataObjects
 
+// snippet: image-feed-post
 /// One post of the feed, as the app keeps it.
 ///
 /// Version 1 of the app stored the image's path under `image` and had no likes; version 2
@@ -37,6 +38,7 @@ public struct Post: Codable, Identifiable, Sendable, Hashable, VersionedObject {
         self.likeCount = likeCount
     }
 }
+// snippet end
 
 /// What the server's `/feed.json` holds.
 struct FeedResponse: Codable, Sendable {

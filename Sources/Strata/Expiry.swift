@@ -71,7 +71,6 @@ public struct Expiry<Key, Value>: Sendable {
         self.afterUpdate = afterUpdate ?? { key, value, _ in afterCreate(key, value) }
         self.afterRead = afterRead
         self.idleTime = nil
-        self.writeTime = nil
         self.hasUpdateRule = afterUpdate != nil
     }
 
@@ -80,17 +79,8 @@ public struct Expiry<Key, Value>: Sendable {
         self.afterUpdate = { _, _, _ in .remaining(idleTime) }
         self.afterRead = { _, _, _ in .remaining(idleTime) }
         self.idleTime = idleTime
-        self.writeTime = nil
         self.hasUpdateRule = false
     }
-
-    private init(writeTime: Duration) {
-        self.init { _, _ in .remaining(writeTime) }
-        self.writeTime = writeTime
-    }
-
-    /// The time to live of ``afterWrite(_:)``, kept to check it.
-    private(set) var writeTime: Duration?
 
     /// Whether ``afterUpdate`` is a rule of its own, which needs the old value's lifetime; when
     /// it is not, a write need not look at the old value first.
@@ -101,12 +91,6 @@ public struct Expiry<Key, Value>: Sendable {
     /// `containsValue`, `lifetime(forKey:)`) do not renew a value.
     public static func afterAccess(_ idleTime: Duration) -> Expiry {
         Expiry(idleTime: idleTime)
-    }
-
-    /// Values expire `timeToLive` after they were last written: the storages' `timeToLive`
-    /// parameter, as an expiry.
-    public static func afterWrite(_ timeToLive: Duration) -> Expiry {
-        Expiry(writeTime: timeToLive)
     }
 
     /// The expiry (seconds on the scale of `now`, infinite for never) of `value` written for
@@ -137,9 +121,6 @@ public struct Expiry<Key, Value>: Sendable {
         }
         if let idleTime, idleTime <= .zero {
             return "the idle time of Expiry.afterAccess must be positive, got \(idleTime)"
-        }
-        if let writeTime, writeTime <= .zero {
-            return "the time to live of Expiry.afterWrite must be positive, got \(writeTime)"
         }
         return nil
     }

@@ -31,7 +31,7 @@ import Testing
         Case(timeToLive: .nanoseconds(-1), problem: "timeToLive must be positive, got \(Duration.nanoseconds(-1))"),
         Case(
             timeToLive: .seconds(60),
-            expiry: .afterWrite(.seconds(10)),
+            expiry: .afterAccess(.seconds(10)),
             problem: "give timeToLive (60.0 seconds) or expiry, not both"
         ),
         Case(
@@ -41,14 +41,6 @@ import Testing
         Case(
             expiry: .afterAccess(.seconds(-1)),
             problem: "the idle time of Expiry.afterAccess must be positive, got -1.0 seconds"
-        ),
-        Case(
-            expiry: .afterWrite(.zero),
-            problem: "the time to live of Expiry.afterWrite must be positive, got 0.0 seconds"
-        ),
-        Case(
-            expiry: .afterWrite(.seconds(-1)),
-            problem: "the time to live of Expiry.afterWrite must be positive, got -1.0 seconds"
         ),
     ]
 

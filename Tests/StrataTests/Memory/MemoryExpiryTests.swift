@@ -367,19 +367,29 @@ import _StrataInternals
         }
 
         #expect(problem(.afterAccess(time)) == "the idle time of Expiry.afterAccess must be positive, got \(time)")
-        #expect(problem(.afterWrite(time)) == "the time to live of Expiry.afterWrite must be positive, got \(time)")
+        let timeToLiveProblem = ConfigurationRule.limitsProblem(
+            maximumCount: nil,
+            maximumCost: nil,
+            timeToLive: time,
+            expiry: Expiry<String, Int>?.none
+        )
+        #expect(timeToLiveProblem == "timeToLive must be positive, got \(time)")
     }
 
-    @Test func afterWriteRestartsTheLifetimeOnEveryWrite() throws {
+    /// What `Expiry.afterWrite` did before it went: one lifetime, restarted by every write,
+    /// an update's included (where `timeToLive:` keeps an updated value's lifetime).
+    @Test func anExpiryOfOneLifetimeRestartsItOnEveryWriteAndATimeToLiveDoesNotOnUpdates() throws {
         let clock = ManualClock()
-        let cache = MemoryStorage<String, Int>(expiry: .afterWrite(.seconds(10)), clock: clock)
-        cache.set(1, forKey: "a")
+        let restarting = MemoryStorage<String, Int>(expiry: Expiry { _, _ in .remaining(.seconds(10)) }, clock: clock)
+        let keeping = MemoryStorage<String, Int>(timeToLive: .seconds(10), clock: clock)
+        for cache in [restarting, keeping] { cache.set(1, forKey: "a") }
         clock.advance(by: .seconds(8))
-        #expect(cache.value(forKey: "a") == 1)
-        try cache.update(forKey: "a") { $0 = 2 }
+        for cache in [restarting, keeping] { try cache.update(forKey: "a") { $0 = 2 } }
         clock.advance(by: .seconds(8))
-        #expect(cache.value(forKey: "a") == 2)
+
+        #expect(restarting.value(forKey: "a") == 2)
+        #expect(keeping.value(forKey: "a") == nil)
         clock.advance(by: .seconds(2))
-        #expect(cache.value(forKey: "a") == nil)
+        #expect(restarting.value(forKey: "a") == nil)
     }
 }

@@ -3,13 +3,16 @@ import StrataTestSupport
 import Testing
 
 /// Every Swift block in README.md and in the DocC catalogs (`Sources/*/*.docc/*.md`) is a region
-/// of a snippet file under `Tests/*/Readme/`, which the test targets compile: each document shows
-/// exactly those lines, so it cannot drift from the API.
+/// of a file the package compiles: a snippet file under `Tests/*/Readme/`, or an example under
+/// `Examples/` (the article "Strata in an app" shows the ImageFeed example's own lines). Each
+/// document shows exactly those lines, so it cannot drift from the API or from the example.
 ///
 /// A block is marked in its document by `<!-- snippet: name -->` on the line before its fence; its
 /// source is the region between `// snippet: name` and `// snippet end`, indented as in the file.
-/// `import` lines that open a block must be imports of the snippet's file. Several documents may
-/// show one snippet; every snippet is shown by at least one document.
+/// An example's regions are shown without their doc comments (`///` lines), which the example
+/// keeps for its readers and the article says in prose. `import` lines that open a block must be
+/// imports of the snippet's file. Several documents may show one snippet; every snippet is shown
+/// by at least one document.
 @Suite(.onTestThreads) struct ReadmeTests {
     struct Snippet {
         var name: String
@@ -82,44 +85,66 @@ import Testing
         return blocks
     }
 
-    /// Every `// snippet: name` region in the snippet files, dedented, in the order found.
-    static func regions() throws -> [Snippet] {
-        var regions: [Snippet] = []
-        let tests = root.appendingPathComponent("Tests")
-        for target in try FileManager.default.contentsOfDirectory(atPath: tests.path).sorted() {
-            let folder = tests.appendingPathComponent(target).appendingPathComponent("Readme")
-            guard let files = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else { continue }
-            for file in files.sorted() where file.hasSuffix(".swift") && file != "ReadmeTests.swift" {
-                let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
-                let lines = text.components(separatedBy: "\n")
-                let imports = Set(
-                    lines.compactMap { line -> String? in
-                        let words = line.split(separator: " ")
-                        guard let position = words.firstIndex(of: "import"), position + 1 < words.count else {
-                            return nil
-                        }
-                        return String(words[position + 1])
-                    }
-                )
-                var index = 0
-                while index < lines.count {
-                    guard let match = lines[index].firstMatch(of: /^( *)\/\/ snippet: ([\w-]+)$/) else {
-                        index += 1
-                        continue
-                    }
-                    let indent = match.1.count
-                    var region: [String] = []
-                    index += 1
-                    while index < lines.count, lines[index].trimmingCharacters(in: .whitespaces) != "// snippet end" {
-                        let line = lines[index]
-                        region.append(line.count >= indent ? String(line.dropFirst(indent)) : "")
-                        index += 1
-                    }
-                    regions.append(
-                        Snippet(name: String(match.2), lines: region, imports: imports, file: "\(target)/\(file)")
-                    )
+    /// The files that hold regions, by path from the package's root: every snippet file under
+    /// `Tests/*/Readme/`, then every Swift file under `Examples/*/`, in path order.
+    static func regionFiles() throws -> [String] {
+        let files = FileManager.default
+        var paths: [String] = []
+        for (top, subfolder) in [("Tests", "Readme"), ("Examples", "")] {
+            let base = root.appendingPathComponent(top)
+            for target in try files.contentsOfDirectory(atPath: base.path).sorted() {
+                let folder = subfolder.isEmpty ? "\(top)/\(target)" : "\(top)/\(target)/\(subfolder)"
+                guard let names = try? files.contentsOfDirectory(atPath: root.appendingPathComponent(folder).path) else {
+                    continue
+                }
+                for name in names.sorted() where name.hasSuffix(".swift") && name != "ReadmeTests.swift" {
+                    paths.append("\(folder)/\(name)")
                 }
             }
+        }
+        return paths
+    }
+
+    /// Every `// snippet: name` region in the snippet files and the examples, dedented, in the
+    /// order found; an example's doc comments are left out.
+    static func regions() throws -> [Snippet] {
+        var regions: [Snippet] = []
+        for path in try regionFiles() {
+            let text = try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
+            regions += Self.regions(in: text, file: path, keepingDocComments: !path.hasPrefix("Examples/"))
+        }
+        return regions
+    }
+
+    /// The regions of one file's `text`.
+    static func regions(in text: String, file: String, keepingDocComments: Bool) -> [Snippet] {
+        let lines = text.components(separatedBy: "\n")
+        let imports = Set(
+            lines.compactMap { line -> String? in
+                let words = line.split(separator: " ")
+                guard let position = words.firstIndex(of: "import"), position + 1 < words.count else {
+                    return nil
+                }
+                return String(words[position + 1])
+            }
+        )
+        var regions: [Snippet] = []
+        var index = 0
+        while index < lines.count {
+            guard let match = lines[index].firstMatch(of: /^( *)\/\/ snippet: ([\w-]+)$/) else {
+                index += 1
+                continue
+            }
+            let indent = match.1.count
+            var region: [String] = []
+            index += 1
+            while index < lines.count, lines[index].trimmingCharacters(in: .whitespaces) != "// snippet end" {
+                let line = lines[index]
+                index += 1
+                if !keepingDocComments, line.trimmingCharacters(in: .whitespaces).hasPrefix("///") { continue }
+                region.append(line.count >= indent ? String(line.dropFirst(indent)) : "")
+            }
+            regions.append(Snippet(name: String(match.2), lines: region, imports: imports, file: file))
         }
         return regions
     }
@@ -140,7 +165,7 @@ import Testing
                 continue
             }
             guard let snippet = snippets[name] else {
-                problems.append("\(place): no region '// snippet: \(name)' under Tests/*/Readme/")
+                problems.append("\(place): no region '// snippet: \(name)' under Tests/*/Readme/ or Examples/")
                 continue
             }
             var lines = block.lines[...]
@@ -220,5 +245,31 @@ import Testing
         let problems = Self.problems(in: Document(path: path, text: text), snippets: snippets)
 
         #expect(problems == ["\(path) line 5: a Swift block without a <!-- snippet: name --> marker"])
+    }
+
+    @Test func anExamplesRegionIsShownWithoutItsDocComments() throws {
+        let text = """
+            public struct Feed {
+                // snippet: feed
+                /// The posts.
+                public var posts: [Int]
+                // snippet end
+            }
+            """
+
+        let example = Self.regions(in: text, file: "Examples/Feed/Feed.swift", keepingDocComments: false)
+        let snippet = Self.regions(in: text, file: "Tests/X/Readme/X.swift", keepingDocComments: true)
+
+        #expect(example.map(\.lines) == [["public var posts: [Int]"]])
+        #expect(snippet.map(\.lines) == [["/// The posts.", "public var posts: [Int]"]])
+    }
+
+    @Test func theAppArticleShowsTheExamplesOwnLines() throws {
+        let regions = try Self.regions().filter { $0.name.hasPrefix("image-feed-") }
+
+        let outside = regions.filter { !$0.file.hasPrefix("Examples/ImageFeed/") }.map(\.name)
+
+        #expect(regions.count >= 8)
+        #expect(outside.isEmpty, "image-feed snippets kept apart from the example: \(outside)")
     }
 }
