@@ -94,7 +94,8 @@ import Testing
             let base = root.appendingPathComponent(top)
             for target in try files.contentsOfDirectory(atPath: base.path).sorted() {
                 let folder = subfolder.isEmpty ? "\(top)/\(target)" : "\(top)/\(target)/\(subfolder)"
-                guard let names = try? files.contentsOfDirectory(atPath: root.appendingPathComponent(folder).path) else {
+                guard let names = try? files.contentsOfDirectory(atPath: root.appendingPathComponent(folder).path)
+                else {
                     continue
                 }
                 for name in names.sorted() where name.hasSuffix(".swift") && name != "ReadmeTests.swift" {
