@@ -144,6 +144,9 @@ import _StrataInternals
 ///   of 45 to 2, +3.66 to +3.70 points.
 ///
 /// Otherwise each request increments the sketch once, as in ``WTinyLFUQueue``.
+///
+/// Every number these rules were tuned with is a named constant in `AdaptiveQueue+Tuning.swift`,
+/// with its rule and the trace family it serves (34 there, and 5 in ``WindowTrials``).
 final class AdaptiveQueue: EvictionQueue {
     @exclusivity(unchecked) private var regions: TinyLFURegions
     @exclusivity(unchecked) private var sketch: FrequencySketch
@@ -180,23 +183,6 @@ final class AdaptiveQueue: EvictionQueue {
     /// for a count limit without a cost limit, the case the trials replay.
     @exclusivity(unchecked) private var trials: WindowTrials?
 
-    private static let minimumWindowFraction = 0.01
-    /// The candidates the window lost that must come back in a period before the period's drop in
-    /// hit ratio counts as a shift, or its ghost hits can grow the window: see "Shift detection"
-    /// and "Window sizing" above.
-    private static let telltaleWindowGhostHits = 8
-    /// The estimate from which a refused candidate counts towards halving early: see "Frequent
-    /// candidates refused" above.
-    private static let frequentEstimate = 11
-    private static let maximumWindowFraction = 0.99
-    /// The estimate from which a refused candidate sends its victim to the back of probation: see
-    /// "Victims take turns" above.
-    private static let rotationEstimate = 5
-    /// The long-history estimate from which a refused candidate asks the recent sketch, and by how
-    /// much it must lead there: see "A second opinion" above.
-    private static let secondOpinionEstimate = 4
-    private static let secondOpinionMargin = 2
-
     init(capacity: Int, maximumCost: Int = .max) {
         regions = TinyLFURegions(
             capacity: capacity,
@@ -219,9 +205,9 @@ final class AdaptiveQueue: EvictionQueue {
 
     private static func makeSketch(capacity: Int) -> FrequencySketch {
         FrequencySketch(
-            counters: max(capacity * 32, 8192),
-            samplePeriod: max(capacity * 30, 50_000),
-            doorkeeperBitsPerSample: 2
+            counters: max(capacity * longCountersPerEntry, minimumLongCounters),
+            samplePeriod: max(capacity * longSightingsPerEntry, minimumLongSightings),
+            doorkeeperBitsPerSample: doorkeeperBitsPerSample
         )
     }
 
@@ -230,21 +216,19 @@ final class AdaptiveQueue: EvictionQueue {
     /// 16 and 4 gained 0.01 points on the real traces.
     private static func makeRecentSketch(capacity: Int) -> FrequencySketch {
         FrequencySketch(
-            counters: max(capacity * 8, 1024),
-            samplePeriod: max(capacity * 10, 100),
-            doorkeeperBitsPerSample: 2
+            counters: max(capacity * recentCountersPerEntry, minimumRecentCounters),
+            samplePeriod: max(capacity * recentSightingsPerEntry, minimumRecentSightings),
+            doorkeeperBitsPerSample: doorkeeperBitsPerSample
         )
     }
 
-    /// At least 1,000 requests: with 5,000, a small cache on a trace of a few thousand requests
-    /// per phase (the LIRS paper's ps, multi2, sprite) had too few periods to notice a shift or
-    /// size its window, and fell far behind Caffeine (ps at 31 entries: 1.18% against 12.17%).
+    /// A capacity's worth of requests, and at least ``minimumPeriod``.
     private static func monitorPeriod(capacity: Int) -> Int {
-        max(capacity, 1_000)
+        max(capacity, minimumPeriod)
     }
 
     private static func ghostCapacity(capacity: Int) -> Int {
-        max(capacity / 32, 8)
+        max(capacity / ghostShare, minimumGhostCapacity)
     }
 
     func recordInsertion(of slot: Int, hash: Int) {
@@ -272,7 +256,9 @@ final class AdaptiveQueue: EvictionQueue {
         let region = regions.access(slot)
         if trials != nil { replayInTrials(hash, mixed: FrequencySketch.mix(hash)) }
         // A burst of hits in a small window counts as one repeat: see "Correlated hits" above.
-        if region != .window || regions.windowFraction > 0.05 || sketch.frequency(of: hash) < 2 {
+        if region != .window || regions.windowFraction > Self.correlatedWindowFraction
+            || sketch.frequency(of: hash) < Self.correlatedEstimate
+        {
             sketch.increment(hash)
             recentSketch.increment(hash)
         }
@@ -356,7 +342,7 @@ final class AdaptiveQueue: EvictionQueue {
     /// Whether the sketch was halved less than a third of a period ago: see "Close calls after a
     /// halving" above.
     private var isJustAfterHalving: Bool {
-        sketch.samplesSinceHalving < sketch.samplePeriod / 3
+        sketch.samplesSinceHalving < sketch.samplePeriod / Self.closeCallShare
     }
 
     /// Whether the candidate from the window should replace the victim from main, counting a
@@ -380,8 +366,8 @@ final class AdaptiveQueue: EvictionQueue {
         let victimHash = regions.hashes[victim]
         let candidateFrequency = sketch.frequency(of: candidateHash)
         let victimFrequency = sketch.frequency(of: victimHash)
-        if victimFrequency >= 7, isJustAfterHalving {
-            if candidateFrequency > victimFrequency + 1 { return true }
+        if victimFrequency >= Self.closeCallEstimate, isJustAfterHalving {
+            if candidateFrequency > victimFrequency + Self.closeCallMargin { return true }
         } else if candidateFrequency > victimFrequency {
             return true
         }
@@ -420,7 +406,7 @@ final class AdaptiveQueue: EvictionQueue {
         var covered = 0
         var slot = victim
         var steps = 0
-        while slot >= 0, covered < candidateCost, steps < 32 {
+        while slot >= 0, covered < candidateCost, steps < Self.maximumCostVictims {
             if slot != candidate {
                 let frequency = sketch.frequency(of: regions.hashes[slot])
                 frequencies += frequency
@@ -435,7 +421,9 @@ final class AdaptiveQueue: EvictionQueue {
         let mean = weighted / Double(max(covered, 1))
         var candidateFrequency = Double(sketch.frequency(of: regions.hashes[candidate]))
         // The close-call rule of `judge(candidate:over:)`, for the same reason.
-        if mean >= 7, isJustAfterHalving { candidateFrequency -= 1 }
+        if mean >= Double(Self.closeCallEstimate), isJustAfterHalving {
+            candidateFrequency -= Double(Self.closeCallMargin)
+        }
         // candidate > mean^(3/4) · sum^(1/4), without roots.
         let squared = candidateFrequency * candidateFrequency
         return candidateFrequency > 0 && squared * squared > mean * mean * mean * Double(frequencies)
@@ -455,12 +443,14 @@ final class AdaptiveQueue: EvictionQueue {
             refusedFrequentCandidates = 0
         }
         // See "Frequent candidates refused" above.
-        if refusedFrequentCandidates * 20 >= regions.reference, windowGhostHits >= 1 {
+        if refusedFrequentCandidates * Self.frequentRefusalShare >= regions.reference,
+            windowGhostHits >= Self.frequentGhostHits
+        {
             sketch.age()
         }
         // Mostly first sightings, as in a scan: nothing to learn about the popular keys.
         let recurring = hits + recurringMisses
-        if recurring * 8 >= requests {
+        if recurring * Self.scanShare >= requests {
             detectShift(hitRatio: Double(hits) / Double(recurring))
         }
         sizeWindow()
@@ -470,17 +460,18 @@ final class AdaptiveQueue: EvictionQueue {
         if cooldown > 0 {
             cooldown -= 1
             averageHitRatio = hitRatio
-        } else if averageHitRatio >= 0, hitRatio < averageHitRatio * 0.75, averageHitRatio - hitRatio > 0.02,
+        } else if averageHitRatio >= 0, hitRatio < averageHitRatio * Self.shiftDrop,
+            averageHitRatio - hitRatio > Self.minimumShiftDrop,
             windowGhostHits >= Self.telltaleWindowGhostHits
         {
             sketch.age()
-            if hitRatio < averageHitRatio * 0.6 { sketch.age() }
-            cooldown = 2
+            if hitRatio < averageHitRatio * Self.deepShiftDrop { sketch.age() }
+            cooldown = Self.shiftCooldown
             averageHitRatio = hitRatio
         } else if averageHitRatio < 0 {
             averageHitRatio = hitRatio
         } else {
-            averageHitRatio += (hitRatio - averageHitRatio) * 0.25
+            averageHitRatio += (hitRatio - averageHitRatio) * Self.averageWeight
         }
     }
 
@@ -501,7 +492,7 @@ final class AdaptiveQueue: EvictionQueue {
         let windowValue = Double(windowHits) / Double(max(regions.windowCount, 1))
         let probationValue = Double(probationHits) / Double(max(regions.probationCount, 1))
         let reference = regions.reference
-        let step = Double(max(1, reference / 32)) / Double(reference)
+        let step = Double(max(1, reference / Self.windowStepShare)) / Double(reference)
         let fraction = regions.windowFraction
         if windowGhostHits >= Self.telltaleWindowGhostHits, windowGain > probationValue,
             fraction < Self.maximumWindowFraction

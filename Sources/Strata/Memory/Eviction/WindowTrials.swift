@@ -23,7 +23,8 @@ struct WindowTrials {
         /// The slot of each key held, by key hash.
         var slots: TrialSlots
         var freeSlots: [Int] = []
-        /// Hits, halved at the end of each period, so that the last few periods count most.
+        /// Hits, kept at ``WindowTrials/recentScoreKept`` at the end of each period, so that the
+        /// last few periods count most.
         var score = 0.0
         /// Hits, kept at 7/8 at the end of each period, so that about the last eight periods
         /// count: see ``longScoreKept``.
@@ -43,6 +44,10 @@ struct WindowTrials {
     /// window moves to it: 5% followed the trials' noise on short traces (the LIRS paper's cs at
     /// 141 entries: 1.51 points below Caffeine 2.6.2, against 0 with 15%).
     static let switchingMargin = 0.15
+    /// The share of its recent score (``Trial/score``) a trial keeps at the end of each period:
+    /// the last two or three periods count, so the window follows a change of workload within
+    /// a few periods (the recency families, sprite, a transaction log's repeats).
+    static let recentScoreKept = 0.5
     /// The share of its long score a trial keeps at the end of each period. A move needs the
     /// trial that hits most lately (``Trial/score``) to lead over the long run too: where the
     /// best window alternates with bursts a few periods apart (the LIRS paper's zigzag, requests
@@ -99,7 +104,7 @@ struct WindowTrials {
         var best = 0
         var nearest = 0
         for index in trials.indices {
-            trials[index].score = trials[index].score / 2 + Double(trials[index].periodHits)
+            trials[index].score = trials[index].score * Self.recentScoreKept + Double(trials[index].periodHits)
             trials[index].longScore = trials[index].longScore * Self.longScoreKept + Double(trials[index].periodHits)
             trials[index].periodHits = 0
             if trials[index].score > trials[best].score { best = index }
