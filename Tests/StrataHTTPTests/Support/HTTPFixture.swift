@@ -93,13 +93,11 @@ enum TransportKind: String, CaseIterable, Sendable, CustomStringConvertible {
 }
 
 extension HTTPClient.Configuration {
-    /// Follows up to 5 redirects, connects within 10 s: a safety net, as the sources' time limit
-    /// is (no test here is about connecting). With 2 s, a connection to the local server failed
-    /// with `connectTimeout` once in a bare run of every suite while a build shared the two cores.
+    /// Follows up to 5 redirects, connects within 2 s.
     static var testing: HTTPClient.Configuration {
         HTTPClient.Configuration(
             redirectConfiguration: .follow(max: 5, allowCycles: false),
-            timeout: .init(connect: .seconds(10))
+            timeout: .init(connect: .seconds(2))
         )
     }
 }
