@@ -22,6 +22,13 @@ import _StrataInternals
         return hits
     }
 
+    /// The hits of `requests` replayed through an LRU cache and an adaptive one of `maximumCount`.
+    private static func hitsUnderLRUAndAdaptive(_ requests: [Int], maximumCount: Int) -> (lru: Int, adaptive: Int) {
+        let lru = MemoryStorage<Int, Int>(maximumCount: maximumCount, evictionPolicy: .leastRecentlyUsed)
+        let adaptive = MemoryStorage<Int, Int>(maximumCount: maximumCount, evictionPolicy: .adaptive)
+        return (replay(requests, through: lru), replay(requests, through: adaptive))
+    }
+
     /// 20 hot keys read 50 times each, then a scan of 1,000 keys never read again.
     private static func warmThenScan(_ cache: MemoryStorage<Int, Int>) {
         for _ in 0..<50 {
@@ -223,10 +230,7 @@ import _StrataInternals
                 nextKey += 1
             }
         }
-        let lru = MemoryStorage<Int, Int>(maximumCount: 90, evictionPolicy: .leastRecentlyUsed)
-        let adaptive = MemoryStorage<Int, Int>(maximumCount: 90, evictionPolicy: .adaptive)
-        let lruHits = Self.replay(requests, through: lru)
-        let adaptiveHits = Self.replay(requests, through: adaptive)
+        let (lruHits, adaptiveHits) = Self.hitsUnderLRUAndAdaptive(requests, maximumCount: 90)
 
         #expect(lruHits > 4_000, "the trace's repeats are within LRU's reach: \(lruHits) hits")
         #expect(adaptiveHits * 100 >= lruHits * 95, "\(adaptiveHits) hits against LRU's \(lruHits)")
@@ -243,10 +247,7 @@ import _StrataInternals
         for sweep in 1..<26 {
             requests += sweep.isMultiple(of: 2) ? Array(1...2_000) : Array((0..<2_000).reversed())
         }
-        let lru = MemoryStorage<Int, Int>(maximumCount: 200, evictionPolicy: .leastRecentlyUsed)
-        let adaptive = MemoryStorage<Int, Int>(maximumCount: 200, evictionPolicy: .adaptive)
-        let lruHits = Self.replay(requests, through: lru)
-        let adaptiveHits = Self.replay(requests, through: adaptive)
+        let (lruHits, adaptiveHits) = Self.hitsUnderLRUAndAdaptive(requests, maximumCount: 200)
 
         #expect(lruHits > 4_900, "the turns are within LRU's reach: \(lruHits) hits")
         #expect(adaptiveHits * 100 >= lruHits * 93, "\(adaptiveHits) hits against LRU's \(lruHits)")
