@@ -104,10 +104,18 @@ step "Running every test suite in one run (a bare swift test)"
 # --skip-build runs what the first step built: SwiftPM 6.3 orders the traits' -D flags by a Set's
 # hash order, which Swift seeds per process, so a second planning of the same build almost always
 # sees new flags and recompiles every Strata module (333 files, about 90 s here, for nothing).
+# If a local connection never comes up or the run goes quiet, the test process's stacks are kept
+# and printed after the run (scripts/stacks-on-stall.sh).
+scripts/stacks-on-stall.sh "$log_dir/test.log" "$log_dir/stacks.txt" &
+watcher=$!
 set +e
 timeout --kill-after=30 1800 swift test --skip-build 2>&1 | tee "$log_dir/test.log"
 status=${PIPESTATUS[0]}
 set -e
+kill "$watcher" 2>/dev/null || true
+if [ -s "$log_dir/stacks.txt" ]; then
+    cat "$log_dir/stacks.txt" >&2
+fi
 if [ "$status" -eq 124 ] || [ "$status" -eq 137 ]; then
     echo "The test run did not end within 30 minutes and was stopped." >&2
     exit 1
