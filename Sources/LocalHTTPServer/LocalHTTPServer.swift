@@ -112,9 +112,13 @@ public final class LocalHTTPServer: Sendable {
         hits.total
     }
 
-    /// Returns once at least `count` requests for `path` have been received.
-    public func waitForHits(_ count: Int, path: String) async {
-        await hits.wait(for: count, path: path)
+    /// Returns `true` once at least `count` requests for `path` have been received, or `false`
+    /// when `limit` passes first.
+    ///
+    /// A request that fails before it reaches the server (its connection never came up) never
+    /// arrives: a test learns that here and reports it, instead of waiting for ever.
+    public func waitForHits(_ count: Int, path: String, within limit: Duration = .seconds(30)) async -> Bool {
+        await hits.wait(for: count, path: path, within: limit)
     }
 
     /// Stops accepting connections, closes the open ones, cancels running handlers and returns
@@ -323,9 +327,19 @@ private final class UnservedConnections: Sendable {
 
 /// Requests received per path, and tasks waiting for a number of them. Any task may use it.
 private final class HitCounter: Sendable {
+    private struct Waiter {
+        var id: Int
+        var path: String
+        var count: Int
+        var continuation: CheckedContinuation<Bool, Never>
+    }
+
     private struct State {
         var counts: [String: Int] = [:]
-        var waiters: [(path: String, count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiters: [Waiter] = []
+        var lastID = 0
+        /// Waits whose limit passed before they were registered.
+        var expired: Set<Int> = []
     }
 
     private let state = LockedState(State())
@@ -338,7 +352,7 @@ private final class HitCounter: Sendable {
             state.waiters.removeAll { $0.path == path && $0.count <= now }
             return ready
         }
-        for continuation in ready { continuation.resume() }
+        for continuation in ready { continuation.resume(returning: true) }
     }
 
     func count(_ path: String) -> Int {
@@ -349,14 +363,32 @@ private final class HitCounter: Sendable {
         state.withLock { $0.counts.values.reduce(0, +) }
     }
 
-    func wait(for count: Int, path: String) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state in
-                if state.counts[path, default: 0] >= count { return true }
-                state.waiters.append((path, count, continuation))
-                return false
+    func wait(for count: Int, path: String, within limit: Duration) async -> Bool {
+        let id = state.withLock { state in
+            state.lastID += 1
+            return state.lastID
+        }
+        let timer = Task { [state] in
+            try? await Task.sleep(for: limit)
+            guard !Task.isCancelled else { return }
+            let waiter = state.withLock { state -> Waiter? in
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else {
+                    state.expired.insert(id)
+                    return nil
+                }
+                return state.waiters.remove(at: index)
             }
-            if ready { continuation.resume() }
+            waiter?.continuation.resume(returning: false)
+        }
+        defer { timer.cancel() }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let answer = state.withLock { state -> Bool? in
+                if state.counts[path, default: 0] >= count { return true }
+                if state.expired.remove(id) != nil { return false }
+                state.waiters.append(Waiter(id: id, path: path, count: count, continuation: continuation))
+                return nil
+            }
+            if let answer { continuation.resume(returning: answer) }
         }
     }
 }

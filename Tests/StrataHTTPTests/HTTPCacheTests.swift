@@ -361,7 +361,7 @@ final class Resource: Sendable {
                 for _ in 0..<requests {
                     group.addTask { try await provider.value(for: url) }
                 }
-                await http.server.waitForHits(2, path: "/a")
+                #expect(await http.server.waitForHits(2, path: "/a"), "the revalidation never reached the server")
                 #expect(await eventually { provider.waitersInFlight == requests })
                 gate.open()
                 return try await group.reduce(into: [Data]()) { $0.append($1) }

@@ -36,7 +36,7 @@ import Testing
                 for _ in 0..<requests {
                     group.addTask { try await images.value(for: url) }
                 }
-                await http.server.waitForHits(1, path: "/image")
+                #expect(await http.server.waitForHits(1, path: "/image"), "no request reached the server")
                 let everyoneJoined = await eventually { images.waitersInFlight == requests }
                 #expect(everyoneJoined)
                 gate.open()
@@ -344,10 +344,11 @@ import Testing
             let source = http.source()
             let url = http.url("/held")
             let task = Task { try await source.value(for: url) }
-            await http.server.waitForHits(1, path: "/held")
+            let arrived = await http.server.waitForHits(1, path: "/held")
             task.cancel()
             let result = await task.result
             gate.open()
+            #expect(arrived, "the request never reached the server: \(result)")
             return result.failure as? StorageError
         }
 

@@ -163,13 +163,28 @@ import Testing
             let source = http.source()
             let url = http.url("/held")
             let task = Task { try await source.value(for: url) }
-            await http.server.waitForHits(1, path: "/held")
+            let arrived = await http.server.waitForHits(1, path: "/held")
             task.cancel()
             let result = await task.result
             gate.open()
+            #expect(arrived, "the request never reached the server: \(result)")
             if case .failure(let error) = result { return error as? StorageError }
             return nil
         }
         #expect(error?.code == .cancelled)
+    }
+
+    /// The tests that hold a request at the server wait for it to arrive; one that never arrives
+    /// (its connection never came up) ends the wait at its limit, so the test reports it instead
+    /// of holding the whole run until an outer limit stops it.
+    @Test func aWaitForARequestThatNeverArrivesEndsAtItsLimit() async throws {
+        let (missing, arrived) = try await HTTPFixture.run(routes: ["/a": { _ in .body("alpha") }]) { http in
+            let missing = await http.server.waitForHits(1, path: "/a", within: .milliseconds(200))
+            _ = try await http.source().value(for: http.url("/a"))
+            let arrived = await http.server.waitForHits(1, path: "/a", within: .milliseconds(200))
+            return (missing, arrived)
+        }
+        #expect(!missing)
+        #expect(arrived)
     }
 }
