@@ -220,13 +220,17 @@ import Testing
         relay.freeze()
         try await writer.set(Data("v2".utf8), forKey: "config")
         let committed = ContinuousClock.now
-        let bypassed = await Self.heard(.all, in: invalidations)
+        // Memory itself, not the next `.all` heard: on two cores shared with three busy loops, a
+        // beat came back late just before the freeze, and its `.all` (memory rightly emptied,
+        // then used again once the next beat was on time) was taken for the fault's.
+        let bypassed = await Self.eventually(within: .seconds(15)) { !cache.isUsingMemory }
         let stale = ContinuousClock.now - committed
 
         #expect(bypassed, "a silent listening connection must be noticed")
         // The promise is the interval and one second; a second more for a machine running every
         // suite at once.
         #expect(stale < interval + .seconds(2), "v1 was served from memory for \(stale) after v2 committed")
+        #expect(await Self.heard(.all, in: invalidations), "bypassing memory empties it")
         #expect(cache.immediateValue(forKey: "config") == .unavailable)
         #expect(!cache.isUsingMemory)
 
