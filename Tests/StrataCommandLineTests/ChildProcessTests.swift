@@ -12,7 +12,7 @@ import Darwin
 
 /// The children the tests start keep nothing of the test process, and a writer left behind by a
 /// test run that died does not outlive it: either would keep a test run from ending.
-@Suite struct ChildProcessTests {
+@Suite(.onTestThreads) struct ChildProcessTests {
     @Test func aChildInheritsNoDescriptorButItsThreeStreams() async throws {
         // A pipe made without close-on-exec, as a library's sockets and pipes can be.
         var ends: [Int32] = [-1, -1]

@@ -16,7 +16,7 @@ import Darwin
 
 /// Real processes on one folder: `strata debug-writer` children writing while this process reads,
 /// and children killed with `SIGKILL` mid-write. A reader must only ever see whole values.
-@Suite struct DiskStorageProcessTests {
+@Suite(.onTestThreads) struct DiskStorageProcessTests {
     private static let keyCount = 8
 
     private static func executable() throws -> URL {

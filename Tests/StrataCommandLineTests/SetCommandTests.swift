@@ -5,7 +5,7 @@ import Testing
 @testable import Strata
 
 /// `strata set` reports what it cannot read in words a person can act on, and stores nothing.
-@Suite struct SetCommandTests {
+@Suite(.onTestThreads) struct SetCommandTests {
     private static func strata(_ arguments: [String]) async throws -> (status: Int32, output: String, errors: String) {
         let executable = try #require(StrataExecutable.url(), "the strata executable is not built next to the tests")
         return await Shell.run([executable.path] + arguments)
@@ -80,7 +80,7 @@ import Testing
 
 /// The commands that only read (or remove from) a folder never create one where a mistyped path
 /// points, nor adopt a folder that is not a Strata disk folder.
-@Suite struct ReadingCommandTests {
+@Suite(.onTestThreads) struct ReadingCommandTests {
     static let commands: [[String]] = [
         ["ls"], ["get", "key"], ["rm", "key"], ["stats"], ["verify"], ["trim", "--bytes", "0"],
     ]
@@ -113,7 +113,7 @@ import Testing
     }
 }
 
-@Suite struct RemoveCommandTests {
+@Suite(.onTestThreads) struct RemoveCommandTests {
     @Test func removingAKeyThatIsNotThereSaysSoAndFailsWhileTheOthersGo() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }
@@ -130,7 +130,7 @@ import Testing
     }
 }
 
-@Suite struct ListCommandTests {
+@Suite(.onTestThreads) struct ListCommandTests {
     @Test func sizesAreTheValuesAndTheTotalSaysWhatTheHeadersAdd() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }

@@ -5,7 +5,7 @@ import Testing
 @testable import Strata
 
 /// `strata stats` prints a disk folder's figures under the names its metrics have.
-@Suite struct StatsCommandTests {
+@Suite(.onTestThreads) struct StatsCommandTests {
     @Test func statsPrintsEveryFigureUnderItsMetricName() async throws {
         let folder = try TemporaryFolder()
         defer { folder.remove() }

@@ -4,7 +4,7 @@ import StrataObjects
 import StrataTestSupport
 import Testing
 
-@Suite struct ObjectCommandTests {
+@Suite(.onTestThreads) struct ObjectCommandTests {
     /// Runs the `strata` executable the test target depends on.
     private func strata(_ arguments: [String]) async throws -> (status: Int32, output: String, error: String) {
         let executable = try #require(Self.executable(), "the strata executable was not built")

@@ -10,7 +10,7 @@ import _StrataInternals
 /// record the page cache holds on the caller's thread, with calls that cannot wait for the disk;
 /// everything else (a caller on an actor, a missing record, a bad key, a record under an earlier
 /// spelling) goes to the I/O threads, which answer as before.
-@Suite struct ObjectFolderReadInPlaceTests {
+@Suite(.onTestThreads) struct ObjectFolderReadInPlaceTests {
     /// Reads as a server's request handler would: from no actor.
     @concurrent
     private static func read(_ key: String, from folder: ObjectFolder) async throws -> Data? {

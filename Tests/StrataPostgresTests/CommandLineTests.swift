@@ -7,7 +7,7 @@ import Testing
 
 /// The `strata` tool's ls, get, set, rm and stats work on SQLite files and PostgreSQL tables as
 /// they do on folders, and `strata demo` runs on each backend.
-@Suite struct CommandLineTests {
+@Suite(.onTestThreads) struct CommandLineTests {
     private static func strata(
         _ arguments: [String],
         input: String = ""

@@ -9,7 +9,7 @@ import Testing
 /// error (CONTRIBUTING.md, "Invalid configuration"). The words are checked here for every hostile
 /// value; that each storage stops on them is checked once per storage in a child process (an exit
 /// test), since each child starts the whole test binary again.
-@Suite struct StorageLimitsTests {
+@Suite(.onTestThreads) struct StorageLimitsTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var maximumCount: Int? = nil
         var maximumCost: Int? = nil

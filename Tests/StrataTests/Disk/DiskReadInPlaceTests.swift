@@ -9,7 +9,7 @@ import _StrataInternals
 /// cache holds on the caller's thread, with calls that cannot wait for the disk; everything else
 /// goes to the I/O threads, which read the same value, find the same damage and expire the same
 /// entries.
-@Suite struct DiskReadInPlaceTests {
+@Suite(.onTestThreads) struct DiskReadInPlaceTests {
     private static func options() -> DiskStorage.Options {
         var options = DiskStorage.Options()
         options.readsInPlace = true
