@@ -4,6 +4,7 @@
     scripts/figures.py --run                 # runs .build/release/strata-bench --json, then rewrites
     scripts/figures.py figures.json          # rewrites from a saved run (`strata-bench --json > figures.json`)
     scripts/figures.py --check figures.json  # rewrites nothing; fails if a table would change beyond its numbers
+    scripts/figures.py postgres.json --only invalidation   # rewrites the named blocks alone
 
 Every performance figure in README.md and in `Sources/*/*.docc/*.md` sits in a block that this
 script writes, so no two places can disagree and no number is typed by hand. A block is an
@@ -43,6 +44,11 @@ baseline, baseline_ns and ratio. A block may be indented (inside a list item): i
 opening comment's indentation. The note at the top of each block says when and where the figures
 were measured: with `--run`, now and on this machine; from a file, the file's modification date
 and the machine this script runs on (so run it where the file was measured).
+
+`--only NAME,NAME` rewrites the blocks of those names alone, from a run of the figures they name
+(`strata-bench --json --filter postgres.`, built with the Server trait and `STRATA_POSTGRES_URL` set, for
+the PostgreSQL figures, which a run without a server lacks); each block's note says when its own
+figures were measured.
 
 `--check FILE` exits 1, writing nothing, when a block is not closed, names a figure FILE lacks, or
 would change in anything but its numbers and its note: a block edited by hand, or given a new
@@ -186,10 +192,12 @@ def table(path, name, indent, figures, columns, results, note):
     return "".join(indent + line + "\n" for line in lines)
 
 
-def rewrite(path, text, results, note):
+def rewrite(path, text, results, note, only=None):
     pieces, position = [], 0
     for name, indent, figures, columns, start, end in blocks(path, text):
-        pieces += [text[position:start], table(path, name, indent, figures, columns, results, note)]
+        kept = only is not None and name not in only
+        generated = text[start:end] if kept else table(path, name, indent, figures, columns, results, note)
+        pieces += [text[position:start], generated]
         position = end
     return "".join(pieces) + text[position:]
 
@@ -239,7 +247,11 @@ def check(paths, results):
 
 def main(arguments):
     os.chdir(ROOT)
-    usage = "usage: scripts/figures.py (--run | FILE | --check FILE)"
+    usage = "usage: scripts/figures.py (--run | FILE [--only NAME,NAME...] | --check FILE)"
+    only = None
+    if len(arguments) == 3 and arguments[1] == "--only":
+        only = set(arguments[2].split(","))
+        arguments = arguments[:1]
     if arguments == ["--run"]:
         if not os.access(BENCH, os.X_OK):
             raise Failure(f"{BENCH} is missing: swift build -c release --product strata-bench")
@@ -266,7 +278,7 @@ def main(arguments):
     changed = {}
     for path in documents():
         text = open(path, encoding="utf-8").read()
-        new = rewrite(path, text, results, note)
+        new = rewrite(path, text, results, note, only)
         if new != text:
             changed[path] = new
     for path, text in changed.items():

@@ -12,6 +12,9 @@
 #      fault. Its SharedCache's heartbeat (2 s, answered within 1 s) must bound the staleness in
 #      the fault to about 3 s, and invalidation must resume after it.
 # Each run is CONNECTIONS connections for DURATION (64 and 30s unless set) over IDS products (1000).
+# Everything a run measured (wrk's reports, the servers' /stats, the writer's reports) is kept in
+# RESULTS (.build/load/DATE-TIME unless set); scripts/load-tables.py .build/load/* rewrites the
+# article's tables from every run kept there.
 # Starts a throwaway PostgreSQL with scripts/postgres.sh (or uses STRATA_POSTGRES_URL), installs
 # Debian's wrk when it is missing, builds the server in release mode, and stops everything it
 # started on exit.
@@ -22,6 +25,8 @@ cd "$(dirname "$0")/.."
 connections=${CONNECTIONS:-64}
 duration=${DURATION:-30s}
 ids=${IDS:-1000}
+freeze_ms=${FREEZE_MS:-6000}
+results=${RESULTS:-.build/load/$(date -u +%Y%m%d-%H%M%S)}
 work=$(mktemp -d)
 postgres_dir=""
 servers=()
@@ -104,6 +109,7 @@ say "1. One server, no cache ($connections connections, $duration)"
 start_server 8080 uncached "$table"
 run_wrk 8080 "$connections" "$work/uncached.txt"
 uncached_stats=$(curl -s http://127.0.0.1:8080/stats)
+echo "$uncached_stats" >"$work/uncached-stats.json"
 stop_servers
 read -r uncached_rps uncached_p50 uncached_p99 <<<"$(summary "$work/uncached.txt")"
 
@@ -114,6 +120,7 @@ run_wrk 8080 "$connections" "$work/warmup.txt"
 duration=$DURATION_SAVED
 run_wrk 8080 "$connections" "$work/cached.txt"
 cached_stats=$(curl -s http://127.0.0.1:8080/stats)
+echo "$cached_stats" >"$work/cached-stats.json"
 stop_servers
 read -r cached_rps cached_p50 cached_p99 <<<"$(summary "$work/cached.txt")"
 
@@ -137,9 +144,10 @@ for port in 8081 8082 8083 8084; do
     four_p99="$four_p99 $p99"
 done
 four_stats=$(for port in 8081 8082 8083 8084; do curl -s "http://127.0.0.1:$port/stats"; echo; done)
+echo "$four_stats" >"$work/four-stats.jsonl"
 stop_servers
 
-say "4. Four cached servers, one of them behind a relay frozen mid-run for ${FREEZE_MS:-6000} ms"
+say "4. Four cached servers, one of them behind a relay frozen mid-run for $freeze_ms ms"
 postgres_port=$(sed -E 's#.*@[^/]*:([0-9]+)/.*#\1#' <<<"$STRATA_POSTGRES_URL")
 python3 scripts/tcp-relay.py 0 "$postgres_port" >"$work/relay.txt" &
 relay=$!
@@ -156,7 +164,7 @@ for port in 8081 8082 8083 8084; do
 done
 "$server" writer --postgres "$STRATA_POSTGRES_URL" --table "$table" --servers 8081,8082,8083,8084 \
     --ids "$ids" --changes 200 --interval-ms 100 --freeze-pid "$relay" --freeze-after-ms 5000 \
-    --freeze-ms "${FREEZE_MS:-6000}" --watch-ms 12000 >"$work/fault-writer.txt"
+    --freeze-ms "$freeze_ms" --watch-ms 12000 >"$work/fault-writer.txt"
 for pid in "${loads[@]}"; do wait "$pid"; done
 fault_rps=""
 for port in 8081 8082 8083 8084; do
@@ -164,6 +172,11 @@ for port in 8081 8082 8083 8084; do
     fault_rps="$fault_rps $port: $rps/s p99 $p99;"
 done
 stop_servers
+
+mkdir -p "$results"
+cp "$work"/*.txt "$work"/*.json "$work"/*.jsonl "$results"/
+printf '{"date": "%s", "cores": %s, "connections": %s, "duration": "%s", "ids": %s, "freezeMilliseconds": %s}\n' \
+    "$(date -u +%Y-%m-%d)" "$(nproc)" "$connections" "$duration" "$ids" "$freeze_ms" >"$results/run.json"
 
 ratio=$(awk -v a="$cached_rps" -v b="$uncached_rps" 'BEGIN { printf "%.1f", a / b }')
 cat <<EOF
@@ -183,8 +196,10 @@ four servers (upstream calls are shared through PostgreSQL):
 $four_stats
 writer: $(cat "$work/writer.txt")
 
-four servers, 8084 behind a relay frozen for ${FREEZE_MS:-6000} ms:$fault_rps
+four servers, 8084 behind a relay frozen for $freeze_ms ms:$fault_rps
 $(cat "$work/fault-writer.txt")
+
+kept in $results (scripts/load-tables.py $results rewrites the article's tables from it)
 EOF
 for log in "$work"/server-*.log; do
     if [ -s "$log" ]; then

@@ -156,10 +156,12 @@ private final class SQLitePair: Sendable {
 // MARK: Goals
 
 extension Goal {
-    /// What the SQLite and PostgreSQL storages aim for, from the issue that asked for them.
+    /// What the SQLite and PostgreSQL storages aim for, from the issue that asked for them; a
+    /// `SharedCache`'s invalidation is held to the same bar over raw `LISTEN`/`NOTIFY`.
     static var database: [Goal] {
-        ["sqlite.set", "sqlite.get", "sqlite.set.batch1000", "postgres.set", "postgres.get"].map {
-            .ratio(of: $0, atMost: 1.15)
-        }
+        [
+            "sqlite.set", "sqlite.get", "sqlite.set.batch1000", "postgres.set", "postgres.get",
+            "postgres.sharedcache.invalidation",
+        ].map { .ratio(of: $0, atMost: 1.15) }
     }
 }

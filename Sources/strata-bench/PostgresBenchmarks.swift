@@ -4,13 +4,37 @@ import Logging
 import PostgresNIO
 import Strata
 import StrataPostgres
+import Synchronization
 
 // The PostgreSQL figures: PostgresStorage against the same statements sent through postgres-nio.
 // Built with the Postgres trait (`swift run -c release --traits Server strata-bench`).
 extension Benchmark {
     /// The PostgreSQL figures, when `STRATA_POSTGRES_URL` names a server.
     static var postgres: [Benchmark] {
-        [postgresSet, postgresGet]
+        [postgresSet, postgresGet, sharedCacheInvalidation]
+    }
+
+    /// Changes a process makes, each waited for in another process's cache, per round.
+    static let invalidationChanges = 200
+
+    /// How long after a write the other process's `SharedCache` drops the key: each change is a
+    /// `set` through one `PostgresStorage`, then the wait until a `SharedCache` over another
+    /// storage of the same table reports the key invalidated (its `onInvalidation`). The
+    /// baseline is the same round trip in postgres-nio alone: the same upsert on a table with
+    /// the same trigger, and the wait for its notification on a connection that listens.
+    static var sharedCacheInvalidation: Benchmark {
+        Benchmark(name: "postgres.sharedcache.invalidation", baseline: "postgres-nio LISTEN") {
+            let pair = try await InvalidationPair.make()
+            let order = DataSet(count: databaseKeyCount, valueByteCount: 0).randomIndices(
+                invalidationChanges,
+                seed: 0x1A
+            )
+            return Workloads(
+                operations: order.count,
+                subject: { try await pair.storageChange(order) },
+                baseline: { try await pair.rawChange(order) }
+            )
+        }
     }
 
     static var postgresSet: Benchmark {
@@ -129,6 +153,134 @@ private final class PostgresPair: Sendable {
             }
         }
         blackHole(total)
+    }
+}
+/// A writer and a reader's `SharedCache` on one table, and a raw client with a connection that
+/// listens on another table of the same schema (and so the same trigger).
+private final class InvalidationPair: Sendable {
+    let writer: PostgresStorage
+    let cache: SharedCache
+    let invalidations: Arrivals<SharedCache.Invalidation>
+    let raw: PostgresPair
+    let notifications: Arrivals<String>
+    let listener: Task<Void, Never>
+
+    private init(
+        writer: PostgresStorage,
+        cache: SharedCache,
+        invalidations: Arrivals<SharedCache.Invalidation>,
+        raw: PostgresPair,
+        notifications: Arrivals<String>,
+        listener: Task<Void, Never>
+    ) {
+        self.writer = writer
+        self.cache = cache
+        self.invalidations = invalidations
+        self.raw = raw
+        self.notifications = notifications
+        self.listener = listener
+    }
+
+    deinit {
+        listener.cancel()
+    }
+
+    static func make() async throws -> InvalidationPair {
+        let raw = try await PostgresPair.make()
+        let invalidations = Arrivals<SharedCache.Invalidation>()
+        let cache = try await raw.storage.sharedCache(onInvalidation: { invalidations.arrived($0) })
+        let url = ProcessInfo.processInfo.environment["STRATA_POSTGRES_URL"] ?? ""
+        let writer = try await PostgresStorage(url: url, options: .init(table: raw.storage.options.table))
+        let notifications = Arrivals<String>()
+        let channel = raw.rawTable + "_changes"
+        let client = raw.client
+        let listener = Task<Void, Never> {
+            _ = try? await client.withConnection { connection in
+                try await connection.listen(on: channel) { sequence in
+                    for try await notification in sequence { notifications.arrived(notification.payload) }
+                }
+            }
+        }
+        // The LISTEN is in effect once a notification sent after it comes back.
+        let token = "ready \(UUID().uuidString)"
+        while true {
+            try await client.query("SELECT pg_notify(\(channel), \(token))", logger: PostgresPair.logger)
+            if await notifications.next(within: .milliseconds(100), where: { $0 == token }) { break }
+        }
+        return InvalidationPair(
+            writer: writer,
+            cache: cache,
+            invalidations: invalidations,
+            raw: raw,
+            notifications: notifications,
+            listener: listener
+        )
+    }
+
+    func storageChange(_ order: [Int]) async throws {
+        for index in order {
+            let key = raw.keys[index]
+            try await writer.set(raw.values[index], forKey: key)
+            guard await invalidations.next(within: .seconds(5), where: { $0 == .key(key) }) else {
+                throw BenchmarkFailure("the cache heard no invalidation of \(key) within 5 s")
+            }
+        }
+    }
+
+    func rawChange(_ order: [Int]) async throws {
+        for index in order {
+            let key = raw.keys[index]
+            try await raw.rawSet([index])
+            let announced = " s" + Data(key.utf8).base64EncodedString()
+            guard await notifications.next(within: .seconds(5), where: { $0.hasSuffix(announced) }) else {
+                throw BenchmarkFailure("no notification of \(key) within 5 s")
+            }
+        }
+    }
+}
+
+/// What a listening task hands to the benchmark's loop, which waits for one that matches.
+private final class Arrivals<Element: Sendable>: Sendable {
+    private struct State {
+        var arrived: [Element] = []
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    func arrived(_ element: Element) {
+        let waiter = state.withLock { state in
+            state.arrived.append(element)
+            return state.waiter.take()
+        }
+        waiter?.resume()
+    }
+
+    /// Whether an element that satisfies `matches` arrives within `limit`; the ones before it
+    /// are dropped. One caller at a time.
+    func next(within limit: Duration, where matches: (Element) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + limit
+        let timer = Task {
+            try await Task.sleep(until: deadline)
+            state.withLock { $0.waiter.take() }?.resume()
+        }
+        defer { timer.cancel() }
+        while true {
+            while let element = state.withLock({ $0.arrived.isEmpty ? nil : $0.arrived.removeFirst() }) {
+                if matches(element) { return true }
+            }
+            if ContinuousClock.now >= deadline { return false }
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { state in
+                    // Under the lock the timer takes the waiter with: a timer that woke before
+                    // this finds no waiter, but then the deadline has passed here.
+                    guard state.arrived.isEmpty, ContinuousClock.now < deadline else { return true }
+                    state.waiter = waiter
+                    return false
+                }
+                if ready { waiter.resume() }
+            }
+        }
     }
 }
 #else

@@ -248,4 +248,27 @@ import Testing
             ]
         )
     }
+
+    /// The load-test tables of "Getting started on a server" are written by
+    /// `scripts/load-tables.py` from the runs `scripts/load.sh` keeps: each sits in a closed
+    /// `<!-- load:NAME -->` block that holds one table and nothing else.
+    @Test func theLoadTablesAreGeneratedBlocks() throws {
+        let path = "Sources/Strata/Strata.docc/GettingStartedOnAServer.md"
+        let document = try #require(try ReadmeTests.documents().first { $0.path == path })
+        let lines = document.text.split(separator: "\n", omittingEmptySubsequences: false)
+
+        for name in ["throughput", "staleness", "fault"] {
+            let opening = try #require(
+                lines.firstIndex(of: "<!-- load:\(name) -->"),
+                "\(path) has no <!-- load:\(name) --> block"
+            )
+            let closing = try #require(
+                lines[opening...].firstIndex(of: "<!-- /load:\(name) -->"),
+                "\(path): load:\(name) is not closed"
+            )
+            let table = lines[(opening + 1)..<closing]
+            #expect(table.count >= 4, "load:\(name) holds a heading, a rule and at least two rows")
+            #expect(table.allSatisfy { $0.hasPrefix("| ") && $0.hasSuffix(" |") }, "load:\(name) holds a table only")
+        }
+    }
 }
