@@ -23,31 +23,47 @@ extension Benchmark {
     /// baseline is the same round trip in postgres-nio alone: the same upsert on a table with
     /// the same trigger, and the wait for its notification on a connection that listens.
     static var sharedCacheInvalidation: Benchmark {
-        Benchmark(name: "postgres.sharedcache.invalidation", baseline: "postgres-nio LISTEN") {
-            let pair = try await InvalidationPair.make()
-            let order = DataSet(count: databaseKeyCount, valueByteCount: 0).randomIndices(
-                invalidationChanges,
-                seed: 0x1A
-            )
-            return Workloads(
-                operations: order.count,
-                subject: { try await pair.storageChange(order) },
-                baseline: { try await pair.rawChange(order) }
-            )
-        }
+        writes(
+            named: "postgres.sharedcache.invalidation",
+            baseline: "postgres-nio LISTEN",
+            count: invalidationChanges,
+            seed: 0x1A,
+            pair: InvalidationPair.make,
+            subject: { try await $0.storageChange($1) },
+            raw: { try await $0.rawChange($1) }
+        )
     }
 
     static var postgresSet: Benchmark {
-        Benchmark(name: "postgres.set", baseline: "postgres-nio") {
-            let pair = try await PostgresPair.make()
-            let order = DataSet(count: databaseKeyCount, valueByteCount: 0).randomIndices(
-                databaseOperations,
-                seed: 0xDB
-            )
+        writes(
+            named: "postgres.set",
+            baseline: "postgres-nio",
+            count: databaseOperations,
+            seed: 0xDB,
+            pair: PostgresPair.make,
+            subject: { try await $0.storageSet($1) },
+            raw: { try await $0.rawSet($1) }
+        )
+    }
+
+    /// `count` writes of keys in a random order (from `seed`), made by `subject` and by `raw` on
+    /// the pair of storages `pair` opens.
+    private static func writes<Pair: Sendable>(
+        named name: String,
+        baseline: String,
+        count: Int,
+        seed: UInt64,
+        pair make: @escaping @Sendable () async throws -> Pair,
+        subject: @escaping @Sendable (Pair, [Int]) async throws -> Void,
+        raw: @escaping @Sendable (Pair, [Int]) async throws -> Void
+    ) -> Benchmark {
+        Benchmark(name: name, baseline: baseline) {
+            let pair = try await make()
+            let order = DataSet(count: databaseKeyCount, valueByteCount: 0).randomIndices(count, seed: seed)
             return Workloads(
                 operations: order.count,
-                subject: { try await pair.storageSet(order) },
-                baseline: { try await pair.rawSet(order) }
+                subject: { try await subject(pair, order) },
+                baseline: { try await raw(pair, order) }
             )
         }
     }
