@@ -236,6 +236,40 @@ import _StrataInternals
         #expect(adaptiveHits * 100 >= lruHits * 95, "\(adaptiveHits) hits against LRU's \(lruHits)")
     }
 
+    /// A new key every 10 requests, and each request for the key born `r` births ago with `r`
+    /// drawn from Zipf(0.8) over 20,000 ages (`strata-bench hitrate`'s recency0.8, shorter): a
+    /// key's popularity falls with its age, so LRU's order is the right one, and the trial with the
+    /// largest window hits most. The queue's ghosts, which compare a slot of probation with the
+    /// window's hits per entry, kept taking the window down from there: 0.75 points below LRU at
+    /// 100 entries over 1,000,000 requests. The default must stay within half a point of LRU.
+    @Test func keysWhosePopularityFallsWithAgeHitAsUnderLRU() throws {
+        var random = SeededRandomNumberGenerator(seed: 13)
+        var cumulative: [Double] = []
+        var total = 0.0
+        for rank in 1...20_000 {
+            total += 1 / pow(Double(rank), 0.8)
+            cumulative.append(total)
+        }
+        var requests: [Int] = []
+        for request in 0..<300_000 {
+            let target = Double.random(in: 0..<total, using: &random)
+            var low = 0
+            var high = cumulative.count - 1
+            while low < high {
+                let middle = (low + high) / 2
+                if cumulative[middle] < target { low = middle + 1 } else { high = middle }
+            }
+            requests.append(max(0, request / 10 - low))
+        }
+        let (lruHits, adaptiveHits) = Self.hitsUnderLRUAndAdaptive(requests, maximumCount: 100)
+
+        #expect(lruHits > 60_000, "the trace's repeats are within LRU's reach: \(lruHits) hits")
+        #expect(
+            adaptiveHits * 1_000 >= lruHits * 1_000 - requests.count * 5,
+            "\(adaptiveHits) hits against LRU's \(lruHits) of \(requests.count) requests"
+        )
+    }
+
     /// Sweeps over 2,000 keys, forwards then backwards, 26 times (the LIRS paper's zigzag trace,
     /// request for request): at each turn the last keys swept come back in reverse order, so a
     /// window of the whole cache catches them and a small one catches few. The turns come every

@@ -64,24 +64,25 @@ extension AdaptiveQueue {
 
     // MARK: Window sizing
 
-    /// The window's bounds, as fractions of the capacity: Caffeine's starting 1%, and all but one
-    /// slot of main.
-    static let minimumWindowFraction = 0.01
-    static let maximumWindowFraction = 0.99
-    /// Each ghost queue holds capacity / this many hashes, and at least the floor; the window
-    /// moves by capacity / this many slots a period: glimpse, web12, sprite.
-    static let ghostShare = 32
-    static let minimumGhostCapacity = 8
+    /// The window's bounds, as fractions of the capacity: the smallest and the largest window
+    /// the trials try (Caffeine's starting 1%, and all but 1% of the capacity).
+    static let minimumWindowFraction = WindowTrials.fractions.first!
+    static let maximumWindowFraction = WindowTrials.fractions.last!
+    /// The window moves by capacity / this many slots a period, a step (twice the last step while
+    /// it keeps moving the same way), and each ghost queue holds one step's worth of hashes, and at
+    /// least the floor: glimpse, web12, sprite.
     static let windowStepShare = 32
+    static let minimumGhostCapacity = 8
 
     // MARK: Close calls after a halving
 
     /// For 1 / this share of a halving period after a halving, a candidate must beat a victim at
-    /// or above the estimate by more than the margin: loops slightly larger than the cache (the
+    /// or above the estimate a saturated key reads just after a halving (not a tuned number) by
+    /// more than the margin: loops slightly larger than the cache (the
     /// LIRS paper's loop), which otherwise evict after each halving the keys they are about to
     /// request.
     static let closeCallShare = 3
-    static let closeCallEstimate = 7
+    static let closeCallEstimate = FrequencySketch.saturatedCounter / 2
     static let closeCallMargin = 1
 
     // MARK: Correlated hits

@@ -10,6 +10,10 @@ import _StrataInternals
 /// Fixed-size: ``increment(_:)`` and ``frequency(of:)`` never allocate. A halving walks the whole
 /// table, so it costs O(counters / 16 + doorkeeper bits / 64) once per period.
 struct FrequencySketch {
+    /// The ceiling of a 4-bit counter. A halving brings a saturated key to half of it, 7, and its
+    /// doorkeeper bit is cleared with the rest, so its estimate reads 7 until it is seen again.
+    static let saturatedCounter = 15
+
     /// Counters, 16 to a word, in blocks of 8 words; each row of a hash uses two words of its block.
     private var table: [UInt64]
     private let blockMask: UInt64
