@@ -78,9 +78,8 @@ extension AdaptiveQueue {
 
     /// For 1 / this share of a halving period after a halving, a candidate must beat a victim at
     /// or above the estimate a saturated key reads just after a halving (not a tuned number) by
-    /// more than the margin: loops slightly larger than the cache (the
-    /// LIRS paper's loop), which otherwise evict after each halving the keys they are about to
-    /// request.
+    /// more than the margin: loops slightly larger than the cache (the LIRS paper's loop), which
+    /// otherwise evict after each halving the keys they are about to request.
     static let closeCallShare = 3
     static let closeCallEstimate = FrequencySketch.saturatedCounter / 2
     static let closeCallMargin = 1

@@ -38,8 +38,8 @@ import _StrataInternals
 ///   more than a slot of the window. A move is one step, 1/32 of the capacity, or twice the last
 ///   move (and at most half the capacity) when the last period moved the window the same way; a
 ///   period that turns it or leaves it starts again from one step (a hill climber that speeds up
-///   while the slope holds). Ghosts are
-///   consulted only on a miss; a hit only counts which region it landed in. Growing only for twice probation's hits, as at first, kept the window too small
+///   while the slope holds). Ghosts are consulted only on a miss; a hit only counts which region
+///   it landed in. Growing only for twice probation's hits, as at first, kept the window too small
 ///   where recency pays: with the shift rule above, growing for more than probation's hits took
 ///   the average margin over Caffeine from +1.55 to +1.60 points (1.5 times: +1.58). The two
 ///   changes together lifted glimpse at 500 by 1.59 points, web12 at 50 by 1.45 and sprite at 500
