@@ -6,11 +6,13 @@ import Foundation
 struct PeerComparison {
     var trace: String
     var size: String
-    /// Hit ratios in %.
+    /// Hit ratios in %; `strata` is the mean over the runs, and `lowest` the lowest run's, when
+    /// there were several (`--runs`).
     var strata: Double
     var lru: Double
     var caffeine: Double?
     var theine: Double?
+    var lowest: Double? = nil
 
     /// The traces held out of tuning: the eviction guide's validation half. The rest are the
     /// tuning half.
@@ -25,8 +27,9 @@ struct PeerComparison {
     }
 
     /// The summary lines of `comparisons`: per half, how many sizes are more than half a point
-    /// below the best, which, and the mean margin over Caffeine.
-    static func summary(_ comparisons: [PeerComparison]) -> [String] {
+    /// below the best, which, and the mean margin over Caffeine; over `runs` runs, also how many
+    /// are that far below in their lowest run, and (over all sizes) which.
+    static func summary(_ comparisons: [PeerComparison], runs: Int = 1) -> [String] {
         let measured = comparisons.filter { $0.caffeine != nil }
         guard !measured.isEmpty else { return [] }
         var lines: [String] = []
@@ -38,14 +41,24 @@ struct PeerComparison {
             let below = half.filter { $0.strata < $0.best - 0.5 }
             let margin = half.map { $0.strata - $0.caffeine! }.reduce(0, +) / Double(half.count)
             let lowest = half.min { $0.strata - $0.best < $1.strata - $1.best }!
+            let belowInARun = runs > 1 ? half.filter { ($0.lowest ?? $0.strata) < $0.best - 0.5 } : []
+            let inARun =
+                runs > 1 ? "; in the lowest of the \(runs) runs, \(belowInARun.count) of \(half.count) sizes" : ""
             lines.append(
                 "default, \(name): \(below.count) of \(half.count) sizes more than 0.5 points below the best of "
                     + "lru, caffeine and theine; lowest margin \(String(format: "%+.2f", lowest.strata - lowest.best)) "
                     + "(\(lowest.trace) at \(lowest.size)); \(String(format: "%+.2f", margin)) points over caffeine on average"
+                    + inARun
             )
             for comparison in below {
                 lines.append(
                     "  \(comparison.trace) at \(comparison.size): \(String(format: "%.2f", comparison.strata)), "
+                        + "best \(String(format: "%.2f", comparison.best))"
+                )
+            }
+            for comparison in belowInARun where name == "all" {
+                lines.append(
+                    "  \(comparison.trace) at \(comparison.size): lowest run \(String(format: "%.2f", comparison.lowest!)), "
                         + "best \(String(format: "%.2f", comparison.best))"
                 )
             }
@@ -97,6 +110,7 @@ enum HitRateRuns {
             let (trace, size) = rows[row]!
             var cells: [String] = []
             var means: [String: Double] = [:]
+            var lows: [String: Double] = [:]
             for policy in policies {
                 let values = samples[row + "\u{0}" + policy] ?? []
                 guard !values.isEmpty else {
@@ -105,6 +119,7 @@ enum HitRateRuns {
                 }
                 let mean = values.reduce(0, +) / Double(values.count)
                 means[policy] = mean
+                lows[policy] = values.min()!
                 let varies = values.max()! - values.min()! > 0.005
                 let cell = String(format: "%.2f", mean) + (varies ? String(format: " (%.2f)", values.min()!) : "")
                 cells.append(pad(cell, 15, right: true))
@@ -118,13 +133,14 @@ enum HitRateRuns {
                         strata: strata,
                         lru: lru,
                         caffeine: means["caffeine"],
-                        theine: means["theine"]
+                        theine: means["theine"],
+                        lowest: lows["default"]
                     )
                 )
             }
         }
         print("")
-        for line in PeerComparison.summary(comparisons) { print(line) }
+        for line in PeerComparison.summary(comparisons, runs: runs) { print(line) }
         return 0
     }
 
