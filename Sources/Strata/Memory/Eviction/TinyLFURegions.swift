@@ -204,6 +204,10 @@ struct TinyLFURegions {
     /// probation holds only the candidate, protected's (as in Caffeine). Without that fallback a
     /// candidate that found probation empty, as it is after one large entry's arrival has evicted
     /// many small ones under a cost limit, would be evicted without being judged.
+    ///
+    /// Always inlined: called on regions held in an array (the window trials'), it took a copy of
+    /// the regions, retaining each of their arrays, at every eviction.
+    @inline(__always)
     func evictionChoice() -> (candidate: Int, victim: Int, victimLeavesWindow: Bool) {
         if candidate >= 0 {
             var victim = probation.tail
