@@ -54,7 +54,9 @@ public final class MemoryPressureSource: Sendable {
         case manual
         /// The platform's signal, not watched yet because nothing listens.
         case idle
-        /// The platform's signal, described: the file and triggers, or the dispatch source.
+        /// The platform's signal, described: the file and triggers, or the dispatch source. While
+        /// the first listener is still arming the platform's monitor, on its own thread, the
+        /// description is "starting".
         case watching(String)
         /// The platform gives this process no signal, and why; ``MemoryPressureSource/signal(_:)``
         /// still works.
