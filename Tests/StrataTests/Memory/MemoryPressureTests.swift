@@ -200,12 +200,8 @@ import _StrataInternals
         // The source is the whole process's: a storage of a test running beside this one may have
         // subscribed first and still be arming the platform's monitor, which the status reports
         // as "starting" until the monitor is armed.
-        let deadline = ContinuousClock.now + .seconds(10)
-        var status = MemoryPressureSource.system.status
-        while status == .watching("starting"), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(1))
-            status = MemoryPressureSource.system.status
-        }
+        _ = await eventually(within: .seconds(10)) { MemoryPressureSource.system.status != .watching("starting") }
+        let status = MemoryPressureSource.system.status
         switch status {
         case .watching(let what):
             #if os(Linux)

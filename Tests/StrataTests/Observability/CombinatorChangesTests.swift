@@ -56,12 +56,12 @@ import Testing
         let listening = Task {
             for await _ in sharded.changes() {}
         }
-        #expect(await StorageChangeTests.eventually { shards.allSatisfy { $0.changeListenerCount == 1 } })
+        #expect(await eventually(within: .seconds(10)) { shards.allSatisfy { $0.changeListenerCount == 1 } })
 
         listening.cancel()
         await listening.value
 
-        #expect(await StorageChangeTests.eventually { shards.allSatisfy { $0.changeListenerCount == 0 } })
+        #expect(await eventually(within: .seconds(10)) { shards.allSatisfy { $0.changeListenerCount == 0 } })
     }
 
     @MainActor

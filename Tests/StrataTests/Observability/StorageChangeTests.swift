@@ -64,7 +64,7 @@ import Testing
             cache.set(1, forKey: "a")
             _ = await Self.first(1, of: stream)
         }
-        #expect(await Self.eventually { cache.changeListenerCount == 0 })
+        #expect(await eventually(within: .seconds(10)) { cache.changeListenerCount == 0 })
     }
 
     @Test func aDiskStorageTellsItsOwnChanges() async throws {
@@ -156,16 +156,6 @@ import Testing
 
         observed = nil
 
-        #expect(await Self.eventually { cache.changeListenerCount == 0 })
-    }
-
-    /// Whether `condition` holds within ten seconds, checking as other tasks run.
-    static func eventually(_ condition: @escaping @Sendable () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return condition()
+        #expect(await eventually(within: .seconds(10)) { cache.changeListenerCount == 0 })
     }
 }
