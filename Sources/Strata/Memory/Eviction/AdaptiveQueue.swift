@@ -227,24 +227,22 @@ final class AdaptiveQueue: EvictionQueue {
     /// for a count limit without a cost limit, the case the trials replay.
     @exclusivity(unchecked) private var trials: WindowTrials?
     /// Whether no key has been requested a second time yet: see "Before any key comes back" above.
-    @exclusivity(unchecked) private var awaitsFirstRecurrence: Bool
+    @exclusivity(unchecked) private var awaitsFirstRecurrence = false
 
     init(capacity: Int, maximumCost: Int = .max) {
-        // See "Before any key comes back" above: only where the trials size the window after it.
-        let guessesRecency = capacity != .max && maximumCost == .max
         regions = TinyLFURegions(
             capacity: capacity,
             maximumCost: maximumCost,
-            windowFraction: guessesRecency ? Self.maximumWindowFraction : Self.minimumWindowFraction
+            windowFraction: Self.minimumWindowFraction
         )
-        awaitsFirstRecurrence = guessesRecency
         sizedCapacity = FrequencySketch.initialCapacity(forLimit: capacity)
         sketch = Self.makeSketch(capacity: sizedCapacity)
         recentSketch = Self.makeRecentSketch(capacity: sizedCapacity)
         monitorPeriod = Self.monitorPeriod(capacity: sizedCapacity)
         windowGhost = GhostQueue(capacity: Self.ghostCapacity(capacity: sizedCapacity))
         mainGhost = GhostQueue(capacity: Self.ghostCapacity(capacity: sizedCapacity))
-        if guessesRecency { trials = WindowTrials(capacity: capacity) }
+        if capacity != .max, maximumCost == .max { trials = WindowTrials(capacity: capacity) }
+        startFirstGuess()
     }
 
     var reservedByteCount: Int {
@@ -351,6 +349,13 @@ final class AdaptiveQueue: EvictionQueue {
         recentSketch.increment(hash)
         requests += 1
         if requests >= monitorPeriod { endPeriod() }
+    }
+
+    /// An empty cache, with trials to size its window later, keeps its newest keys: see "Before
+    /// any key comes back" above.
+    private func startFirstGuess() {
+        awaitsFirstRecurrence = trials != nil
+        regions.setWindowFraction(awaitsFirstRecurrence ? Self.maximumWindowFraction : Self.minimumWindowFraction)
     }
 
     /// The first request for a key seen before: the window leaves the guess it started with for
@@ -585,8 +590,7 @@ final class AdaptiveQueue: EvictionQueue {
         lastVictim = -1
         windowGhost.removeAll()
         mainGhost.removeAll()
-        awaitsFirstRecurrence = trials != nil
-        regions.setWindowFraction(awaitsFirstRecurrence ? Self.maximumWindowFraction : Self.minimumWindowFraction)
+        startFirstGuess()
         lastWindowMove = 0
         trials?.removeAll()
     }
